@@ -1,0 +1,39 @@
+# Flotilla build, test and generation targets. See README.md.
+SHELL := /bin/bash
+BIN := $(CURDIR)/bin/flotilla
+GO ?= go
+
+.PHONY: build test unit e2e generate verify-generated up bench clean
+
+## build: compile the single flotilla binary into bin/
+build:
+	$(GO) build -o $(BIN) ./cmd/flotilla
+
+## up: build, then start the local stack in the foreground
+up: build
+	$(BIN) up
+
+## test: everything CI runs: generated files are fresh, vet, unit, integration and e2e tests.
+## The binary is built once and shared with every test package through FLOTILLA_BIN.
+test: build verify-generated
+	$(GO) vet ./...
+	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
+
+## unit: fast tests only (no local stack)
+unit:
+	$(GO) test -short ./...
+
+## generate: regenerate deepcopy code and CRD YAML from api/
+generate:
+	$(GO) generate ./api/...
+
+## verify-generated: fail when generated files differ from what `make generate` writes
+verify-generated:
+	@if [ -d api ]; then hack/verify-generated.sh; fi
+
+## bench: benchmarks against the local stack (see bench/README.md)
+bench: build
+	FLOTILLA_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/...
+
+clean:
+	rm -rf bin

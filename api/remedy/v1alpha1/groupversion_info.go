@@ -1,0 +1,40 @@
+// Package v1alpha1 holds the Flotilla types for Karmada's remedy.karmada.io/v1alpha1 API group:
+// Remedy, which turns matching cluster conditions into remedy actions.
+//
+// +kubebuilder:object:generate=true
+// +groupName=remedy.karmada.io
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is the API group of Karmada's cluster remedies.
+const GroupName = "remedy.karmada.io"
+
+var (
+	// SchemeGroupVersion is remedy.karmada.io/v1alpha1.
+	SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+
+	// SchemeBuilder collects the functions that register this group's types in a scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	// AddToScheme registers Remedy and RemedyList in a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// Resource returns the group-qualified resource for a plural resource name of this group.
+func Resource(resource string) schema.GroupResource {
+	return SchemeGroupVersion.WithResource(resource).GroupResource()
+}
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion,
+		&Remedy{},
+		&RemedyList{},
+	)
+	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+	return nil
+}

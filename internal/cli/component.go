@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/internal/component"
+	"github.com/flotilla-io/flotilla/internal/localstack"
+)
+
+// newComponentCommand returns the hidden `flotilla component <kind> ...`
+// commands that `flotilla up` runs as child processes. Arguments pass
+// through to the Kubernetes component unchanged.
+func newComponentCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    "component",
+		Short:  "Run one Kubernetes component of the local stack (used by flotilla up)",
+		Hidden: true,
+	}
+	run := func(kind string, f func(args []string) int) *cobra.Command {
+		return &cobra.Command{
+			Use:                kind + " [flags]",
+			Short:              "Run " + kind,
+			DisableFlagParsing: true,
+			Run: func(_ *cobra.Command, args []string) {
+				os.Exit(f(args))
+			},
+		}
+	}
+	cmd.AddCommand(
+		run(localstack.KindAPIServer, runAPIServer),
+		run(localstack.KindControllerManager, component.RunControllerManager),
+		run(localstack.KindScheduler, component.RunScheduler),
+		run(localstack.KindKwok, component.RunKwok),
+	)
+	return cmd
+}
+
+// runAPIServer splits `--etcd-* flags -- kube-apiserver flags`.
+func runAPIServer(args []string) int {
+	split := len(args)
+	for i, a := range args {
+		if a == "--" {
+			split = i
+			break
+		}
+	}
+	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
+	var o component.EtcdOptions
+	fs.StringVar(&o.Name, "etcd-name", "default", "etcd member name")
+	fs.StringVar(&o.DataDir, "etcd-data-dir", "", "etcd data directory")
+	fs.IntVar(&o.ClientPort, "etcd-client-port", 2379, "etcd client port on 127.0.0.1")
+	fs.IntVar(&o.PeerPort, "etcd-peer-port", 2380, "etcd peer port on 127.0.0.1")
+	fs.StringVar(&o.LogFile, "etcd-log-file", "", "etcd log file")
+	if err := fs.Parse(args[:split]); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 2
+	}
+	if o.DataDir == "" {
+		fmt.Fprintln(os.Stderr, "error: --etcd-data-dir is required")
+		return 2
+	}
+	rest := []string{}
+	if split < len(args) {
+		rest = args[split+1:]
+	}
+	return component.RunAPIServer(o, rest)
+}

@@ -1,0 +1,29 @@
+// Package cli holds flotilla's cobra commands. Each command keeps its flags
+// in an options struct with Complete, Validate and Run.
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// NewRootCommand returns the `flotilla` command with every subcommand.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "flotilla",
+		Short: "Flotilla: Karmada-compatible multi-cluster Kubernetes orchestration",
+		Long: `Flotilla runs one Kubernetes-native control plane for many clusters. Apply
+ordinary manifests plus Karmada policies (PropagationPolicy, OverridePolicy, ...)
+with kubectl; Flotilla places them on member clusters, keeps them in sync and
+reports their status back.`,
+		Example: `  # Start a local control plane with three simulated member clusters
+  flotilla up
+
+  # Use it
+  export KUBECONFIG=~/.flotilla/karmada.config
+  kubectl get ns`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newUpCommand(), newDownCommand(), newComponentCommand())
+	return root
+}

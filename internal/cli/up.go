@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/internal/localstack"
+)
+
+// UpOptions are the flags of `flotilla up`.
+type UpOptions struct {
+	DataDir    string
+	Members    int
+	ConfigFile string
+	Nodes      localstack.NodeDefaults
+	Detach     bool
+	DryRun     bool
+	Timeout    time.Duration
+
+	membersSet bool
+	config     *localstack.Config
+}
+
+func defaultDataDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".flotilla"
+	}
+	return filepath.Join(home, ".flotilla")
+}
+
+func newUpCommand() *cobra.Command {
+	o := &UpOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local control plane and simulated member clusters",
+		Long: `Start a local Flotilla stack on this machine, with no Docker needed:
+
+  - a control plane: kube-apiserver on embedded etcd and a kube-controller-manager
+    that runs only the controllers a Karmada control plane keeps, so a Deployment
+    applied there is a resource template and never makes pods;
+  - member clusters member1..N: each a kube-apiserver on its own etcd, a
+    kube-controller-manager, a kube-scheduler, and kwok simulating its nodes and
+    the pod lifecycle, so Deployments really roll out.
+
+Everything listens on 127.0.0.1 with TLS from a CA made for this stack, and RBAC
+on. up prints a line per component as it becomes ready and returns (with
+--detach) or keeps running in the foreground once every API server is healthy and
+every node is Ready. Data, logs and kubeconfigs live in --data-dir; running up
+again on the same data dir keeps every object.`,
+		Example: `  # Foreground, 3 members; Ctrl-C stops everything
+  flotilla up
+
+  # In the background, 2 members, in a scratch directory; stop it with down
+  flotilla up --members 2 --data-dir /tmp/fl --detach
+  flotilla down --data-dir /tmp/fl
+
+  # Bigger simulated nodes, or per-member sizes and topology from a file
+  flotilla up --nodes-per-member 5 --node-cpu 16 --node-memory 64Gi
+  flotilla up --config stack.yaml
+
+  # Show what would run, with ports, flags and paths, without starting anything
+  flotilla up --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.membersSet = cmd.Flags().Changed("members")
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.DataDir, "data-dir", defaultDataDir(), "directory for etcd data, certificates, kubeconfigs and logs")
+	f.IntVar(&o.Members, "members", localstack.DefaultMembers, "number of simulated member clusters (member1..N)")
+	f.StringVar(&o.ConfigFile, "config", "", "YAML file listing members with their node count, capacity and topology (see README)")
+	f.IntVar(&o.Nodes.Nodes, "nodes-per-member", localstack.DefaultNodesPerMember, "simulated nodes in each member")
+	f.StringVar(&o.Nodes.CPU, "node-cpu", localstack.DefaultNodeCPU, "CPU capacity of each simulated node")
+	f.StringVar(&o.Nodes.Memory, "node-memory", localstack.DefaultNodeMemory, "memory capacity of each simulated node")
+	f.StringVar(&o.Nodes.Pods, "node-pods", localstack.DefaultNodePods, "pod capacity of each simulated node")
+	f.BoolVar(&o.Detach, "detach", false, "run in the background and return once ready; stop with 'flotilla down'")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
+	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
+	return cmd
+}
+
+// Complete builds the stack config from the flags and the config file.
+func (o *UpOptions) Complete() error {
+	if o.ConfigFile != "" {
+		c, err := localstack.LoadConfigFile(o.ConfigFile)
+		if err != nil {
+			return err
+		}
+		o.config = c
+	} else {
+		o.config = &localstack.Config{}
+		for i := 1; i <= o.Members; i++ {
+			o.config.Members = append(o.config.Members, localstack.DefaultMember(i, o.Nodes))
+		}
+	}
+	abs, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return err
+	}
+	o.config.DataDir = abs
+	o.config.Complete(o.Nodes)
+	return nil
+}
+
+// Validate checks flags and config.
+func (o *UpOptions) Validate() error {
+	if o.ConfigFile != "" && o.membersSet {
+		return errors.New("--members and --config both set the members: list them in the config file only")
+	}
+	if o.Detach && o.DryRun {
+		return errors.New("--dry-run starts nothing, so --detach does not apply")
+	}
+	return o.config.Validate()
+}
+
+// Run starts the stack (or prints the plan).
+func (o *UpOptions) Run(out io.Writer) error {
+	if o.DryRun {
+		ports, err := localstack.LoadRecordedPorts(o.config.DataDir)
+		if err != nil {
+			return err
+		}
+		plan, err := localstack.BuildPlan(o.config, ports)
+		if err != nil {
+			return err
+		}
+		plan.WriteDryRun(out)
+		return nil
+	}
+	if pid := localstack.Running(o.config.DataDir); pid != 0 {
+		return fmt.Errorf("a stack is already running from %s (flotilla up, pid %d); stop it with 'flotilla down --data-dir %s'",
+			o.config.DataDir, pid, o.config.DataDir)
+	}
+	if o.Detach {
+		return o.runDetached(out)
+	}
+	return o.runForeground(out)
+}
+
+func (o *UpOptions) runForeground(out io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dataDir := o.config.DataDir
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	if err := localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseStarting}); err != nil {
+		return fmt.Errorf("record state in %s: %w", dataDir, err)
+	}
+	stack, err := localstack.Up(ctx, localstack.UpOptions{
+		Config:  o.config,
+		Exe:     exe,
+		Out:     out,
+		Timeout: o.Timeout,
+		Steps:   PostStartSteps,
+	})
+	if err != nil {
+		_ = localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseFailed, Message: err.Error()})
+		return fmt.Errorf("flotilla up failed: %w\nFix the cause above and run 'flotilla up' again; data in %s is kept", err, dataDir)
+	}
+	printReady(out, stack)
+	_ = localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseReady})
+	stack.Supervise(ctx)
+	fmt.Fprintln(out, "stopping the stack...")
+	stack.Stop()
+	_ = localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseStopped})
+	fmt.Fprintln(out, "stopped")
+	return nil
+}
+
+// PostStartSteps run once every cluster is ready: Karmada CRDs, cluster
+// registration and so on are added here by the packages that own them.
+var PostStartSteps []localstack.Step
+
+func printReady(out io.Writer, s *localstack.Stack) {
+	p := s.Plan
+	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d member clusters.\n", s.Elapsed().Seconds(), len(p.Members()))
+	fmt.Fprintf(out, "Logs are in %s.\n\n", p.LogDir())
+	fmt.Fprintf(out, "Use the control plane (context %s):\n", localstack.ControlPlaneContext)
+	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get ns\n", p.KarmadaKubeconfig())
+	fmt.Fprintf(out, "Use a member cluster (contexts")
+	for _, m := range p.Members() {
+		fmt.Fprintf(out, " %s", m.Name)
+	}
+	fmt.Fprintf(out, "):\n  kubectl --kubeconfig %s --context %s get nodes\n", p.MembersKubeconfig(), p.Members()[0].Name)
+}
+
+// runDetached re-runs `flotilla up` without --detach in a new session, its
+// output going to <data-dir>/logs/up.log, and follows that log until the
+// stack is ready or the child fails.
+func (o *UpOptions) runDetached(out io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dataDir := o.config.DataDir
+	logDir := filepath.Join(dataDir, "logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return err
+	}
+	logPath := filepath.Join(logDir, "up.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a == "--detach" || strings.HasPrefix(a, "--detach=") {
+			continue
+		}
+		args = append(args, a)
+	}
+	child := exec.Command(exe, args...)
+	child.Stdout, child.Stderr = logFile, logFile
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("start flotilla up in the background: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+
+	follow, err := os.Open(logPath)
+	if err != nil {
+		return err
+	}
+	defer follow.Close()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, _ = io.Copy(out, follow)
+		st, _ := localstack.ReadState(dataDir)
+		if st.PID == child.Process.Pid && st.Phase == localstack.PhaseReady {
+			_, _ = io.Copy(out, follow)
+			fmt.Fprintf(out, "Running in the background (pid %d, log %s). Stop it with:\n  flotilla down --data-dir %s\n", st.PID, logPath, dataDir)
+			return nil
+		}
+		select {
+		case err := <-exited:
+			_, _ = io.Copy(out, follow)
+			return fmt.Errorf("flotilla up stopped before the stack was ready (%v); see the lines above and %s", err, logPath)
+		case <-tick.C:
+		}
+	}
+}

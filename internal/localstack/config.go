@@ -1,0 +1,177 @@
+// Package localstack implements `flotilla up`: a Karmada-style control plane
+// (kube-apiserver on embedded etcd plus a trimmed kube-controller-manager) and
+// N simulated member clusters (kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok), all as child processes of the flotilla binary,
+// listening on loopback with a per-stack CA and RBAC.
+package localstack
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// Config is the shape of the whole local stack. It is built from flags and,
+// optionally, a YAML file (see LoadConfigFile).
+type Config struct {
+	// DataDir holds certificates, kubeconfigs, etcd data, logs and the
+	// recorded ports. Default ~/.flotilla.
+	DataDir string `json:"-"`
+	// Members are the simulated member clusters, in order.
+	Members []MemberConfig `json:"members"`
+}
+
+// MemberConfig is one simulated member cluster.
+type MemberConfig struct {
+	// Name is the cluster name, a DNS label such as "member1". It becomes the
+	// kubeconfig context in members.config and, later, the Cluster object name.
+	Name string `json:"name"`
+	// Nodes is how many kwok nodes the member has. Default 3.
+	Nodes int `json:"nodes,omitempty"`
+	// CPU, Memory and Pods are each node's capacity and allocatable, as
+	// Kubernetes quantities. Defaults 8, 32Gi and 110.
+	CPU    string `json:"cpu,omitempty"`
+	Memory string `json:"memory,omitempty"`
+	Pods   string `json:"pods,omitempty"`
+	// Provider, Region and Zone are the member's topology. They label its
+	// nodes (topology.kubernetes.io/region and /zone, flotilla.io/provider)
+	// and feed the Cluster's spec.provider, spec.region and spec.zone.
+	Provider string `json:"provider,omitempty"`
+	Region   string `json:"region,omitempty"`
+	Zone     string `json:"zone,omitempty"`
+}
+
+// Defaults used for members and nodes when neither a flag nor the config
+// file sets a value.
+const (
+	DefaultMembers        = 3
+	DefaultNodesPerMember = 3
+	DefaultNodeCPU        = "8"
+	DefaultNodeMemory     = "32Gi"
+	DefaultNodePods       = "110"
+	DefaultProvider       = "kwok"
+)
+
+// NodeDefaults are the per-node values applied to members that leave them
+// empty; flags fill it.
+type NodeDefaults struct {
+	Nodes             int
+	CPU, Memory, Pods string
+}
+
+// DefaultMember returns member i (1-based) with default topology: members
+// pair up into regions (member1 and member2 in region-1, member3 and member4
+// in region-2, ...) and each has its own zone, so placement by region and by
+// zone can both be exercised.
+func DefaultMember(i int, d NodeDefaults) MemberConfig {
+	region := (i + 1) / 2
+	zoneLetter := string(rune('a' + (i+1)%2))
+	return MemberConfig{
+		Name:     fmt.Sprintf("member%d", i),
+		Nodes:    d.Nodes,
+		CPU:      d.CPU,
+		Memory:   d.Memory,
+		Pods:     d.Pods,
+		Provider: DefaultProvider,
+		Region:   fmt.Sprintf("region-%d", region),
+		Zone:     fmt.Sprintf("zone-%d%s", region, zoneLetter),
+	}
+}
+
+// LoadConfigFile reads a YAML stack config such as:
+//
+//	members:
+//	- name: member1
+//	  nodes: 5
+//	  cpu: "16"
+//	  region: eu-west
+//	  zone: eu-west-1
+//
+// Unknown fields are an error. Empty fields are filled by Complete.
+func LoadConfigFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read stack config: %w", err)
+	}
+	c := &Config{}
+	if err := yaml.UnmarshalStrict(data, c); err != nil {
+		return nil, fmt.Errorf("parse stack config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Complete fills empty member fields from d and the topology defaults.
+func (c *Config) Complete(d NodeDefaults) {
+	for i := range c.Members {
+		m := &c.Members[i]
+		def := DefaultMember(i+1, d)
+		if m.Name == "" {
+			m.Name = def.Name
+		}
+		if m.Nodes == 0 {
+			m.Nodes = def.Nodes
+		}
+		if m.CPU == "" {
+			m.CPU = def.CPU
+		}
+		if m.Memory == "" {
+			m.Memory = def.Memory
+		}
+		if m.Pods == "" {
+			m.Pods = def.Pods
+		}
+		if m.Provider == "" {
+			m.Provider = def.Provider
+		}
+		if m.Region == "" {
+			m.Region = def.Region
+		}
+		if m.Zone == "" {
+			m.Zone = def.Zone
+		}
+	}
+	if c.DataDir != "" {
+		c.DataDir = filepath.Clean(c.DataDir)
+	}
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// Validate reports the first problem with the config, naming the member and
+// field: names must be unique DNS labels, node counts 1..1000, quantities
+// parseable, and the data dir set.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return fmt.Errorf("--data-dir must not be empty")
+	}
+	if len(c.Members) == 0 {
+		return fmt.Errorf("at least one member cluster is needed (--members 1 or more)")
+	}
+	seen := map[string]bool{}
+	for i, m := range c.Members {
+		where := fmt.Sprintf("members[%d] (%s)", i, m.Name)
+		if len(m.Name) > 48 || !dnsLabel.MatchString(m.Name) {
+			return fmt.Errorf("%s: name must be a lowercase DNS label of at most 48 characters", where)
+		}
+		if m.Name == ControlPlaneName {
+			return fmt.Errorf("%s: name %q is reserved for the control plane", where, m.Name)
+		}
+		if seen[m.Name] {
+			return fmt.Errorf("%s: name is used twice", where)
+		}
+		seen[m.Name] = true
+		if m.Nodes < 1 || m.Nodes > 1000 {
+			return fmt.Errorf("%s: nodes must be between 1 and 1000, got %d", where, m.Nodes)
+		}
+		for field, q := range map[string]string{"cpu": m.CPU, "memory": m.Memory, "pods": m.Pods} {
+			if _, err := resource.ParseQuantity(q); err != nil {
+				return fmt.Errorf("%s: %s %q is not a Kubernetes quantity: %v", where, field, q, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,277 @@
+package localstack
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// ControlPlaneName names the control plane in data-dir paths and component
+// names. Its kubeconfig context is ControlPlaneContext, as in Karmada.
+const (
+	ControlPlaneName    = "control-plane"
+	ControlPlaneContext = "karmada-apiserver"
+)
+
+// ControlPlaneControllers are the kube-controller-manager controllers a
+// Karmada control plane keeps. Without the workload controllers a Deployment
+// on the control plane stays a resource template and never makes pods.
+var ControlPlaneControllers = []string{
+	"namespace-controller",
+	"garbage-collector-controller",
+	"serviceaccount-token-controller",
+	"clusterrole-aggregation-controller",
+}
+
+// Component kinds, also the hidden `flotilla component <kind>` subcommands.
+const (
+	KindAPIServer         = "kube-apiserver"
+	KindControllerManager = "kube-controller-manager"
+	KindScheduler         = "kube-scheduler"
+	KindKwok              = "kwok"
+)
+
+// Component is one child process of the stack.
+type Component struct {
+	// Name is "<cluster>/<kind>", e.g. "member1/kube-apiserver".
+	Name    string
+	Cluster string
+	Kind    string
+	// Args follow the flotilla binary: ["component", kind, ...].
+	Args []string
+	// LogFile receives the process's stdout and stderr.
+	LogFile string
+	// HealthURL is polled (with the admin client certificate) until it
+	// answers 200; empty for components without an endpoint (kwok).
+	HealthURL string
+}
+
+// ClusterPlan is one Kubernetes cluster of the stack: the control plane or a member.
+type ClusterPlan struct {
+	Name string
+	// Member is nil for the control plane.
+	Member *MemberConfig
+	// Dir holds the cluster's etcd data and its admin kubeconfig.
+	Dir string
+	// Kubeconfig is the admin kubeconfig used by the cluster's own components.
+	Kubeconfig    string
+	APIServerPort int
+	EtcdPorts     [2]int
+	Components    []Component
+}
+
+// Server returns the cluster's API server URL.
+func (c *ClusterPlan) Server() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.APIServerPort)
+}
+
+// Plan is everything `flotilla up` will start, in start order.
+type Plan struct {
+	DataDir  string
+	PKI      PKI
+	Clusters []*ClusterPlan
+	// KwokConfig is the file with kwok's node and pod stages.
+	KwokConfig string
+}
+
+// ControlPlane returns the control plane's cluster plan.
+func (p *Plan) ControlPlane() *ClusterPlan { return p.Clusters[0] }
+
+// Members returns the member clusters' plans.
+func (p *Plan) Members() []*ClusterPlan { return p.Clusters[1:] }
+
+// Components returns every component of every cluster.
+func (p *Plan) Components() []Component {
+	var all []Component
+	for _, c := range p.Clusters {
+		all = append(all, c.Components...)
+	}
+	return all
+}
+
+// KarmadaKubeconfig and MembersKubeconfig are the user-facing kubeconfigs,
+// named as Karmada's local setup names them.
+func (p *Plan) KarmadaKubeconfig() string { return filepath.Join(p.DataDir, "karmada.config") }
+
+// MembersKubeconfig holds one context per member cluster, named after it.
+func (p *Plan) MembersKubeconfig() string { return filepath.Join(p.DataDir, "members.config") }
+
+// LogDir is where every component writes its log.
+func (p *Plan) LogDir() string { return filepath.Join(p.DataDir, "logs") }
+
+// BuildPlan lays out the stack for cfg, taking ports from ports. It starts
+// nothing and touches no files, so it also serves `up --dry-run`.
+func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
+	p := &Plan{DataDir: cfg.DataDir, PKI: PKIPaths(cfg.DataDir)}
+	p.KwokConfig = filepath.Join(cfg.DataDir, "kwok-stages.yaml")
+	cp, err := p.cluster(ControlPlaneName, nil, ports)
+	if err != nil {
+		return nil, err
+	}
+	p.Clusters = append(p.Clusters, cp)
+	for i := range cfg.Members {
+		m, err := p.cluster(cfg.Members[i].Name, &cfg.Members[i], ports)
+		if err != nil {
+			return nil, err
+		}
+		p.Clusters = append(p.Clusters, m)
+	}
+	return p, nil
+}
+
+func (p *Plan) cluster(name string, member *MemberConfig, ports PortAllocator) (*ClusterPlan, error) {
+	c := &ClusterPlan{Name: name, Member: member, Dir: filepath.Join(p.DataDir, "clusters", name)}
+	c.Kubeconfig = filepath.Join(c.Dir, "admin.kubeconfig")
+	port := func(what string) (int, error) { return ports.Port(name + "/" + what) }
+	var err error
+	if c.APIServerPort, err = port(KindAPIServer); err != nil {
+		return nil, err
+	}
+	if c.EtcdPorts[0], err = port("etcd-client"); err != nil {
+		return nil, err
+	}
+	if c.EtcdPorts[1], err = port("etcd-peer"); err != nil {
+		return nil, err
+	}
+	kcmPort, err := port(KindControllerManager)
+	if err != nil {
+		return nil, err
+	}
+	c.Components = append(c.Components, p.apiserver(c), p.controllerManager(c, kcmPort))
+	if member != nil {
+		schedPort, err := port(KindScheduler)
+		if err != nil {
+			return nil, err
+		}
+		c.Components = append(c.Components, p.scheduler(c, schedPort), p.kwok(c))
+	}
+	return c, nil
+}
+
+func (p *Plan) component(c *ClusterPlan, kind, health string, args ...string) Component {
+	return Component{
+		Name:      c.Name + "/" + kind,
+		Cluster:   c.Name,
+		Kind:      kind,
+		Args:      append([]string{"component", kind}, args...),
+		LogFile:   filepath.Join(p.LogDir(), c.Name+"-"+kind+".log"),
+		HealthURL: health,
+	}
+}
+
+func (p *Plan) apiserver(c *ClusterPlan) Component {
+	saKey, saPub := p.PKI.ServiceAccountKeys(c.Name)
+	return p.component(c, KindAPIServer, c.Server()+"/readyz",
+		"--etcd-name="+c.Name,
+		"--etcd-data-dir="+filepath.Join(c.Dir, "etcd"),
+		fmt.Sprintf("--etcd-client-port=%d", c.EtcdPorts[0]),
+		fmt.Sprintf("--etcd-peer-port=%d", c.EtcdPorts[1]),
+		"--etcd-log-file="+filepath.Join(p.LogDir(), c.Name+"-etcd.log"),
+		"--",
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.EtcdPorts[0]),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", c.APIServerPort),
+		"--tls-cert-file="+p.PKI.ServingCert,
+		"--tls-private-key-file="+p.PKI.ServingKey,
+		"--client-ca-file="+p.PKI.CACert,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+saPub,
+		"--service-account-signing-key-file="+saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=RBAC",
+		// The stack's API servers all listen on loopback, which Endpoints
+		// may not hold; nothing inside a simulated cluster dials the
+		// kubernetes Service anyway.
+		"--endpoint-reconciler-type=none",
+		"--allow-privileged=true",
+		"--profiling=false",
+	)
+}
+
+func (p *Plan) controllerManager(c *ClusterPlan, port int) Component {
+	saKey, _ := p.PKI.ServiceAccountKeys(c.Name)
+	controllers := "*"
+	if c.Member == nil {
+		controllers = strings.Join(ControlPlaneControllers, ",")
+	}
+	return p.component(c, KindControllerManager, fmt.Sprintf("https://127.0.0.1:%d/healthz", port),
+		"--kubeconfig="+c.Kubeconfig,
+		"--authentication-kubeconfig="+c.Kubeconfig,
+		"--authorization-kubeconfig="+c.Kubeconfig,
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--tls-cert-file="+p.PKI.ServingCert,
+		"--tls-private-key-file="+p.PKI.ServingKey,
+		"--leader-elect=false",
+		"--controllers="+controllers,
+		"--service-account-private-key-file="+saKey,
+		"--root-ca-file="+p.PKI.CACert,
+		"--cluster-signing-cert-file="+p.PKI.CACert,
+		"--cluster-signing-key-file="+p.PKI.CAKey,
+		"--profiling=false",
+	)
+}
+
+func (p *Plan) scheduler(c *ClusterPlan, port int) Component {
+	return p.component(c, KindScheduler, fmt.Sprintf("https://127.0.0.1:%d/healthz", port),
+		"--kubeconfig="+c.Kubeconfig,
+		"--authentication-kubeconfig="+c.Kubeconfig,
+		"--authorization-kubeconfig="+c.Kubeconfig,
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port),
+		"--tls-cert-file="+p.PKI.ServingCert,
+		"--tls-private-key-file="+p.PKI.ServingKey,
+		"--leader-elect=false",
+		"--profiling=false",
+	)
+}
+
+// KwokNodeAnnotation marks the nodes kwok simulates; `up` creates the nodes
+// with it and kwok manages exactly those.
+const KwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+func (p *Plan) kwok(c *ClusterPlan) Component {
+	return p.component(c, KindKwok, "",
+		"--kubeconfig="+c.Kubeconfig,
+		"--config="+p.KwokConfig,
+		"--manage-nodes-with-annotation-selector="+KwokNodeAnnotation+"=fake",
+		// A /16 leaves room for tens of thousands of simulated pods.
+		"--cidr=10.0.0.0/16",
+		"--node-lease-duration-seconds=40",
+	)
+}
+
+// WriteDryRun prints the plan: every cluster, component, port, flag and path.
+// The output is stable for a given config and port allocator.
+func (p *Plan) WriteDryRun(w io.Writer) {
+	fmt.Fprintf(w, "Plan for the local stack (dry run: nothing is started)\n")
+	fmt.Fprintf(w, "data dir:   %s\n", p.DataDir)
+	fmt.Fprintf(w, "CA:         %s\n", p.PKI.CACert)
+	fmt.Fprintf(w, "kubeconfig: %s (context %s)\n", p.KarmadaKubeconfig(), ControlPlaneContext)
+	fmt.Fprintf(w, "kubeconfig: %s (contexts", p.MembersKubeconfig())
+	for _, m := range p.Members() {
+		fmt.Fprintf(w, " %s", m.Name)
+	}
+	fmt.Fprintf(w, ")\n")
+	for _, c := range p.Clusters {
+		fmt.Fprintf(w, "\ncluster %s: %s\n", c.Name, c.Server())
+		fmt.Fprintf(w, "  etcd: client 127.0.0.1:%d, peer 127.0.0.1:%d, data %s\n", c.EtcdPorts[0], c.EtcdPorts[1], filepath.Join(c.Dir, "etcd"))
+		if m := c.Member; m != nil {
+			fmt.Fprintf(w, "  nodes: %d x (cpu %s, memory %s, pods %s); provider %s, region %s, zone %s\n",
+				m.Nodes, m.CPU, m.Memory, m.Pods, m.Provider, m.Region, m.Zone)
+		}
+		for _, comp := range c.Components {
+			fmt.Fprintf(w, "  %s\n", comp.Kind)
+			if comp.HealthURL != "" {
+				fmt.Fprintf(w, "    health: %s\n", comp.HealthURL)
+			}
+			fmt.Fprintf(w, "    log:    %s\n", comp.LogFile)
+			fmt.Fprintf(w, "    run:    flotilla %s\n", strings.Join(comp.Args[:2], " "))
+			for _, a := range comp.Args[2:] {
+				fmt.Fprintf(w, "              %s\n", a)
+			}
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package localstack
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func goldenPlan(t *testing.T) *Plan {
+	t.Helper()
+	c := &Config{DataDir: "/data", Members: []MemberConfig{DefaultMember(1, defaults), DefaultMember(2, defaults)}}
+	c.Complete(defaults)
+	p, err := BuildPlan(c, &SequentialPorts{Next: 31000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDryRunMatchesGolden(t *testing.T) {
+	var buf bytes.Buffer
+	goldenPlan(t).WriteDryRun(&buf)
+	path := filepath.Join("testdata", "dryrun.golden")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/localstack -run DryRun -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("dry-run output differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestControlPlaneRunsOnlyKarmadaControllers(t *testing.T) {
+	p := goldenPlan(t)
+	cp := p.ControlPlane()
+	kinds := []string{}
+	for _, c := range cp.Components {
+		kinds = append(kinds, c.Kind)
+		if c.Kind == KindControllerManager {
+			want := "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,clusterrole-aggregation-controller"
+			if !contains(c.Args, want) {
+				t.Errorf("control plane kube-controller-manager args lack %s: %v", want, c.Args)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager}, kinds); diff != "" {
+		t.Errorf("control plane components (-want +got):\n%s", diff)
+	}
+	for _, m := range p.Members() {
+		kinds = kinds[:0]
+		for _, c := range m.Components {
+			kinds = append(kinds, c.Kind)
+		}
+		if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager, KindScheduler, KindKwok}, kinds); diff != "" {
+			t.Errorf("%s components (-want +got):\n%s", m.Name, diff)
+		}
+	}
+}
+
+func TestEveryPortIsDistinctAndLoopback(t *testing.T) {
+	p := goldenPlan(t)
+	seen := map[string]string{}
+	for _, c := range p.Components() {
+		for _, a := range c.Args {
+			if strings.HasPrefix(a, "--bind-address=") && a != "--bind-address=127.0.0.1" {
+				t.Errorf("%s binds %s, want loopback", c.Name, a)
+			}
+			if strings.HasPrefix(a, "--secure-port=") {
+				if other, dup := seen[a]; dup {
+					t.Errorf("%s and %s share %s", other, c.Name, a)
+				}
+				seen[a] = c.Name
+			}
+		}
+	}
+}
+
+func contains(args []string, want string) bool {
+	for _, a := range args {
+		if a == want {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,42 @@
+// Package e2e drives the flotilla binary the way a user does: `flotilla up`,
+// kubectl, YAML. Tests run against real processes and real API servers.
+//
+// The binary comes from $FLOTILLA_BIN (make test builds it once for every
+// package); without it TestMain builds one.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// flotillaBin is the binary under test.
+var flotillaBin string
+
+func TestMain(m *testing.M) {
+	flotillaBin = os.Getenv("FLOTILLA_BIN")
+	cleanup := func() {}
+	if flotillaBin == "" && !testing.Short() {
+		dir, err := os.MkdirTemp("", "flotilla-e2e-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+		flotillaBin = filepath.Join(dir, "flotilla")
+		fmt.Fprintln(os.Stderr, "e2e: FLOTILLA_BIN not set; building ./cmd/flotilla (set it to skip this)")
+		build := exec.Command("go", "build", "-o", flotillaBin, "../../cmd/flotilla")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: build failed:", err)
+			cleanup()
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
