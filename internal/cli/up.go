@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
@@ -191,9 +192,16 @@ func (o *UpOptions) runForeground(out io.Writer) error {
 	return nil
 }
 
-// PostStartSteps run once every cluster is ready: Karmada CRDs, cluster
-// registration and so on are added here by the packages that own them.
-var PostStartSteps []localstack.Step
+// PostStartSteps run, in order, once every cluster is ready.
+var PostStartSteps = []localstack.Step{
+	{Name: "Karmada CRDs installed and Established", Run: func(ctx context.Context, p *localstack.Plan) error {
+		cfg, err := localstack.RESTConfig(p.KarmadaKubeconfig(), localstack.ControlPlaneContext)
+		if err != nil {
+			return err
+		}
+		return controlplane.Bootstrap(ctx, cfg)
+	}},
+}
 
 func printReady(out io.Writer, s *localstack.Stack) {
 	p := s.Plan

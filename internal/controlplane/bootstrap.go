@@ -1,0 +1,116 @@
+// Package controlplane prepares a Kubernetes API server to be a Flotilla
+// (Karmada-compatible) control plane: it installs the Karmada CRDs and the
+// namespaces Karmada reserves.
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/flotilla-io/flotilla/api/crds"
+)
+
+// Namespaces Karmada keeps on its control plane: karmada-system for its own
+// components and karmada-cluster for member cluster credentials (the Secrets
+// that Cluster.spec.secretRef points at).
+var Namespaces = []string{"karmada-system", "karmada-cluster"}
+
+// Bootstrap installs or upgrades every Karmada CRD, waits until each is
+// Established, and creates the reserved namespaces. It is idempotent.
+// Errors name the CRD or namespace that could not be written, or the CRDs
+// not yet Established when ctx ends.
+func Bootstrap(ctx context.Context, cfg *rest.Config) error {
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	want, err := crds.All()
+	if err != nil {
+		return err
+	}
+	for _, crd := range want {
+		if err := applyCRD(ctx, ext, crd); err != nil {
+			return err
+		}
+	}
+	if err := waitEstablished(ctx, ext, want); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, ns := range Namespaces {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+func applyCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+	client := ext.ApiextensionsV1().CustomResourceDefinitions()
+	existing, err := client.Get(ctx, crd.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := client.Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read CRD %s: %w", crd.Name, err)
+	}
+	if equality.Semantic.DeepDerivative(crd.Spec, existing.Spec) && equality.Semantic.DeepDerivative(crd.Labels, existing.Labels) {
+		return nil
+	}
+	existing.Spec = crd.Spec
+	existing.Labels = crd.Labels
+	existing.Annotations = crd.Annotations
+	if _, err := client.Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("upgrade CRD %s: %w", crd.Name, err)
+	}
+	return nil
+}
+
+func waitEstablished(ctx context.Context, ext apiextensionsclient.Interface, want []*apiextensionsv1.CustomResourceDefinition) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var pending []string
+		for _, crd := range want {
+			got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil || !established(got) {
+				pending = append(pending, crd.Name)
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("CRDs not Established: %s: %w", strings.Join(pending, ", "), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

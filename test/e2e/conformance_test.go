@@ -1,0 +1,204 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sharedDir is ../shared beside the repository (the compatibility corpus).
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../../../shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the shared corpus is expected at %s (../shared beside the repo): %v", dir, err)
+	}
+	return dir
+}
+
+// seedYAMLBlocks returns the YAML examples of the seed release notes: each
+// starts at an `apiVersion:` line and runs to the next blank line.
+func seedYAMLBlocks(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(sharedDir(t), "seed", "000_c8bfd764a9009bb5.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur []string
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "apiVersion:"):
+			cur = []string{line}
+		case cur != nil && strings.TrimSpace(line) == "":
+			blocks = append(blocks, strings.Join(cur, "\n")+"\n")
+			cur = nil
+		case cur != nil:
+			cur = append(cur, line)
+		}
+	}
+	if len(blocks) != 6 {
+		t.Fatalf("found %d YAML examples in the seed, want 6", len(blocks))
+	}
+	return blocks
+}
+
+// apply runs kubectl apply -f - on the control plane and returns output and error.
+func (s *stack) apply(yaml string, extra ...string) (string, error) {
+	kc, ctx := s.kubeconfig("")
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kc, "--context", ctx, "apply", "-f", "-"}, extra...)...)
+	cmd.Stdin = strings.NewReader(yaml)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestKarmadaAPICompatibility(t *testing.T) {
+	s := startStack(t, 1)
+	shared := sharedDir(t)
+
+	t.Run("kubectl lists Karmada kinds by their short names", func(t *testing.T) {
+		out := s.kubectl("", "get", "pp,cpp,op,cop,rb,crb,works,fhpa,cronfhpa,mcs,clusters", "-A")
+		if !strings.Contains(out, "No resources found") {
+			t.Errorf("unexpected output on an empty control plane:\n%s", out)
+		}
+	})
+
+	t.Run("every Karmada sample applies", func(t *testing.T) {
+		for _, dir := range []string{"nginx", "guestbook"} {
+			base := filepath.Join(shared, "reference", "karmada-samples", dir)
+			files, _ := filepath.Glob(filepath.Join(base, "*.yaml"))
+			// CRDs first, so instances of them can be applied next.
+			crds, _ := filepath.Glob(filepath.Join(base, "*crd*.yaml"))
+			for _, f := range crds {
+				s.kubectl("", "apply", "-f", f)
+			}
+			for _, f := range crds {
+				s.kubectl("", "wait", "--for=condition=Established", "--timeout=60s", "-f", f)
+			}
+			for _, f := range files {
+				s.kubectl("", "apply", "-f", f)
+			}
+		}
+		out := s.kubectl("", "get", "pp,op", "-A", "-o", "name")
+		for _, want := range []string{"propagationpolicy.policy.karmada.io/nginx-propagation", "overridepolicy.policy.karmada.io/nginx-op"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s missing after applying the samples:\n%s", want, out)
+			}
+		}
+	})
+
+	blocks := seedYAMLBlocks(t)
+	t.Run("every YAML example of the seed applies unchanged", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "foo")
+		for i, b := range blocks {
+			if i == 4 {
+				continue // the mis-indented batch-migration policy, below
+			}
+			if out, err := s.apply(b); err != nil {
+				t.Errorf("seed example %d does not apply: %v\n%s\n%s", i+1, err, out, b)
+			}
+		}
+	})
+
+	t.Run("the mis-indented batch-migration policy is refused, and applies once re-indented", func(t *testing.T) {
+		bad := blocks[4]
+		out, err := s.apply(bad)
+		if err == nil {
+			t.Fatalf("mis-indented policy was accepted:\n%s", out)
+		}
+		for _, want := range []string{"priority", "resourceSelectors", "schedulerName"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("refusal does not name the field %s:\n%s", want, out)
+			}
+		}
+		fixed := reindentUnderSpec(bad)
+		if out, err := s.apply(fixed); err != nil {
+			t.Fatalf("re-indented policy is refused: %v\n%s\n%s", err, out, fixed)
+		}
+		if got := s.kubectl("", "get", "pp", "deployments-pp", "-n", "foo", "-o", "jsonpath={.spec.conflictResolution}/{.spec.resourceSelectors[0].kind}"); got != "Overwrite/Deployment" {
+			t.Errorf("stored policy: %q", got)
+		}
+	})
+
+	t.Run("invalid policies are refused at admission, naming the field", func(t *testing.T) {
+		cases := map[string]struct{ yaml, want string }{
+			"preemption Always without a selector name": {`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: bad-preempt, namespace: default}
+spec:
+  preemption: Always
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment}
+  placement: {}
+`, "spec"},
+			"FederatedHPA on an External metric": {`apiVersion: autoscaling.karmada.io/v1alpha1
+kind: FederatedHPA
+metadata: {name: bad-fhpa, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
+  maxReplicas: 5
+  metrics:
+  - type: External
+    external:
+      metric: {name: queue}
+      target: {type: Value, value: "1"}
+`, "External"},
+			"CronFederatedHPA with duplicate rule names": {`apiVersion: autoscaling.karmada.io/v1alpha1
+kind: CronFederatedHPA
+metadata: {name: bad-cron, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
+  rules:
+  - {name: a, schedule: "0 9 * * *", targetReplicas: 2}
+  - {name: a, schedule: "0 10 * * *", targetReplicas: 1}
+`, "rules"},
+			"an unknown conflictResolution": {`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: bad-conflict, namespace: default}
+spec:
+  conflictResolution: Replace
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment}
+  placement: {}
+`, "spec.conflictResolution"},
+		}
+		for name, tc := range cases {
+			out, err := s.apply(tc.yaml)
+			if err == nil {
+				t.Errorf("%s: accepted:\n%s", name, out)
+				continue
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("%s: refusal does not mention %q:\n%s", name, tc.want, out)
+			}
+		}
+	})
+}
+
+// reindentUnderSpec moves the top-level priority, resourceSelectors and
+// schedulerName lines of the seed's mis-indented policy under spec.
+func reindentUnderSpec(doc string) string {
+	var head, moved []string
+	inMoved := false
+	for _, line := range strings.Split(strings.TrimRight(doc, "\n"), "\n") {
+		top := line != "" && line[0] != ' ' && line[0] != '-'
+		switch {
+		case top && (strings.HasPrefix(line, "priority:") || strings.HasPrefix(line, "resourceSelectors:") || strings.HasPrefix(line, "schedulerName:")):
+			inMoved = true
+			moved = append(moved, "  "+line)
+		case top:
+			inMoved = false
+			head = append(head, line)
+		case inMoved:
+			moved = append(moved, "  "+line)
+		default:
+			head = append(head, line)
+		}
+	}
+	return strings.Join(append(head, moved...), "\n") + "\n"
+}
