@@ -14,8 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
@@ -192,15 +196,74 @@ func (o *UpOptions) runForeground(out io.Writer) error {
 	return nil
 }
 
-// PostStartSteps run, in order, once every cluster is ready.
+// PostStartSteps run, in order, once every cluster is ready: the control
+// plane gets the Karmada CRDs, the members join it (push mode), Flotilla's
+// controller manager starts, and up waits until every Cluster is Ready.
 var PostStartSteps = []localstack.Step{
-	{Name: "Karmada CRDs installed and Established", Run: func(ctx context.Context, p *localstack.Plan) error {
-		cfg, err := localstack.RESTConfig(p.KarmadaKubeconfig(), localstack.ControlPlaneContext)
+	{Name: "Karmada CRDs installed and Established", Run: func(ctx context.Context, s *localstack.Stack) error {
+		cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
 		if err != nil {
 			return err
 		}
 		return controlplane.Bootstrap(ctx, cfg)
 	}},
+	{Name: "member clusters joined (push mode)", Run: joinMembers},
+	{Name: "flotilla-controller-manager ready", Run: func(ctx context.Context, s *localstack.Stack) error {
+		return s.StartComponent(ctx, s.Plan.ControllerManager)
+	}},
+	{Name: "every Cluster is Ready", Run: waitClustersReady},
+}
+
+func controlPlaneClient(p *localstack.Plan) (client.Client, error) {
+	cfg, err := localstack.RESTConfig(p.KarmadaKubeconfig(), localstack.ControlPlaneContext)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+}
+
+func joinMembers(ctx context.Context, s *localstack.Stack) error {
+	cp, err := controlPlaneClient(s.Plan)
+	if err != nil {
+		return err
+	}
+	for _, m := range s.Plan.Members() {
+		cfg, err := localstack.RESTConfig(s.Plan.MembersKubeconfig(), m.Name)
+		if err != nil {
+			return err
+		}
+		if err := join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
+			Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
+	cp, err := controlPlaneClient(s.Plan)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var notReady []string
+		for _, m := range s.Plan.Members() {
+			c := &clusterv1alpha1.Cluster{}
+			if err := cp.Get(ctx, client.ObjectKey{Name: m.Name}, c); err != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+				notReady = append(notReady, m.Name)
+			}
+		}
+		if len(notReady) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("clusters not Ready: %s (see %s): %w", strings.Join(notReady, ", "), s.Plan.ControllerManager.LogFile, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 func printReady(out io.Writer, s *localstack.Stack) {

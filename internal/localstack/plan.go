@@ -30,6 +30,8 @@ const (
 	KindControllerManager = "kube-controller-manager"
 	KindScheduler         = "kube-scheduler"
 	KindKwok              = "kwok"
+	// KindFlotillaControllerManager is `flotilla controller-manager`.
+	KindFlotillaControllerManager = "flotilla-controller-manager"
 )
 
 // Component is one child process of the stack.
@@ -73,6 +75,9 @@ type Plan struct {
 	Clusters []*ClusterPlan
 	// KwokConfig is the file with kwok's node and pod stages.
 	KwokConfig string
+	// ControllerManager runs Flotilla's controllers against the control
+	// plane; it starts once the Karmada CRDs are installed.
+	ControllerManager Component
 }
 
 // ControlPlane returns the control plane's cluster plan.
@@ -110,6 +115,21 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		return nil, err
 	}
 	p.Clusters = append(p.Clusters, cp)
+	cmPort, err := ports.Port("flotilla/controller-manager")
+	if err != nil {
+		return nil, err
+	}
+	p.ControllerManager = Component{
+		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
+		Args: []string{"controller-manager",
+			"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
+			// One replica: no election, so a restart resumes at once.
+			"--leader-elect=false",
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
+		},
+		LogFile:   filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
+		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", cmPort),
+	}
 	for i := range cfg.Members {
 		m, err := p.cluster(cfg.Members[i].Name, &cfg.Members[i], ports)
 		if err != nil {
@@ -255,6 +275,21 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		fmt.Fprintf(w, " %s", m.Name)
 	}
 	fmt.Fprintf(w, ")\n")
+	writeComponent := func(comp Component, indent string) {
+		fmt.Fprintf(w, "%s%s\n", indent, comp.Kind)
+		if comp.HealthURL != "" {
+			fmt.Fprintf(w, "%s  health: %s\n", indent, comp.HealthURL)
+		}
+		fmt.Fprintf(w, "%s  log:    %s\n", indent, comp.LogFile)
+		n := 1
+		if comp.Args[0] == "component" {
+			n = 2
+		}
+		fmt.Fprintf(w, "%s  run:    flotilla %s\n", indent, strings.Join(comp.Args[:n], " "))
+		for _, a := range comp.Args[n:] {
+			fmt.Fprintf(w, "%s            %s\n", indent, a)
+		}
+	}
 	for _, c := range p.Clusters {
 		fmt.Fprintf(w, "\ncluster %s: %s\n", c.Name, c.Server())
 		fmt.Fprintf(w, "  etcd: client 127.0.0.1:%d, peer 127.0.0.1:%d, data %s\n", c.EtcdPorts[0], c.EtcdPorts[1], filepath.Join(c.Dir, "etcd"))
@@ -263,15 +298,9 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 				m.Nodes, m.CPU, m.Memory, m.Pods, m.Provider, m.Region, m.Zone)
 		}
 		for _, comp := range c.Components {
-			fmt.Fprintf(w, "  %s\n", comp.Kind)
-			if comp.HealthURL != "" {
-				fmt.Fprintf(w, "    health: %s\n", comp.HealthURL)
-			}
-			fmt.Fprintf(w, "    log:    %s\n", comp.LogFile)
-			fmt.Fprintf(w, "    run:    flotilla %s\n", strings.Join(comp.Args[:2], " "))
-			for _, a := range comp.Args[2:] {
-				fmt.Fprintf(w, "              %s\n", a)
-			}
+			writeComponent(comp, "  ")
 		}
 	}
+	fmt.Fprintf(w, "\nafter the Karmada CRDs are installed and the members joined:\n")
+	writeComponent(p.ControllerManager, "  ")
 }

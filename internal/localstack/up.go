@@ -21,7 +21,7 @@ import (
 type Step struct {
 	// Name is shown in the progress line, e.g. "Karmada CRDs installed".
 	Name string
-	Run  func(ctx context.Context, p *Plan) error
+	Run  func(ctx context.Context, s *Stack) error
 }
 
 // UpOptions configures Up.
@@ -123,7 +123,7 @@ func Up(ctx context.Context, o UpOptions) (*Stack, error) {
 		return nil, err
 	}
 	for _, step := range o.Steps {
-		if err := step.Run(ctx, plan); err != nil {
+		if err := step.Run(ctx, s); err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("%s: %w", step.Name, err)
 		}
@@ -201,6 +201,20 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	}
 	s.progress("%s: %d nodes Ready", c.Name, c.Member.Nodes)
 	return nil
+}
+
+// StartComponent starts a component that is not part of any cluster's
+// start-up (the Flotilla controller manager) and waits until it is healthy.
+func (s *Stack) StartComponent(ctx context.Context, comp Component) error {
+	cfg, err := RESTConfig(s.Plan.KarmadaKubeconfig(), ControlPlaneContext)
+	if err != nil {
+		return err
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	return s.startAndWait(ctx, hc, comp)
 }
 
 // startAndWait starts comp and waits for its health endpoint (if any).

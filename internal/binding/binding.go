@@ -1,0 +1,105 @@
+// Package binding gives one view over Karmada's namespaced ResourceBinding
+// and cluster-scoped ClusterResourceBinding (work.karmada.io/v1alpha2), so
+// the detector, scheduler, binding and status controllers have one generic
+// core for the twins, and holds the well-known labels and annotations that
+// tie templates, bindings, Works and member objects together.
+package binding
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+// Labels and annotations Karmada uses to link objects, with the same keys.
+const (
+	// PermanentIDLabel is set on a binding when it is created; Works carry
+	// it too, so a binding finds its Works with one label selector.
+	PermanentIDLabel = "resourcebinding.karmada.io/permanent-id"
+	// ClusterPermanentIDLabel is PermanentIDLabel for ClusterResourceBindings.
+	ClusterPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
+	// NameAnnotation and NamespaceAnnotation on a Work name its binding.
+	NameAnnotation          = "resourcebinding.karmada.io/name"
+	NamespaceAnnotation     = "resourcebinding.karmada.io/namespace"
+	ClusterNameAnnotation   = "clusterresourcebinding.karmada.io/name"
+	WorkNameAnnotation      = "work.karmada.io/name"
+	WorkNamespaceAnnotation = "work.karmada.io/namespace"
+	// ResourceTemplateGenerationAnnotation on a manifest records the
+	// template generation it was rendered from, so status aggregation can
+	// tell when every member has caught up.
+	ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
+	// ConflictResolutionAnnotation on a template (and stamped on each
+	// manifest) overrides the policy's conflictResolution: overwrite|abort.
+	ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+)
+
+// Name is the binding name Karmada gives a template: <name>-<lowercase kind>.
+func Name(templateName, kind string) string {
+	return templateName + "-" + strings.ToLower(kind)
+}
+
+// WorkName is the name of the Work for a template in an execution
+// namespace: the template name plus a hash of kind, namespace and name, so
+// same-named templates of different kinds never collide.
+func WorkName(kind, namespace, name string) string {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s/%s/%s", kind, namespace, name)
+	base := strings.ToLower(name)
+	if len(base) > 240 {
+		base = base[:240]
+	}
+	return fmt.Sprintf("%s-%x", base, h.Sum32())
+}
+
+// New returns an empty binding object: a ResourceBinding when namespace is
+// set, else a ClusterResourceBinding.
+func New(namespace, name string) client.Object {
+	if namespace == "" {
+		b := &workv1alpha2.ClusterResourceBinding{}
+		b.Name = name
+		return b
+	}
+	b := &workv1alpha2.ResourceBinding{}
+	b.Namespace, b.Name = namespace, name
+	return b
+}
+
+// Spec returns the binding's spec for either twin; it panics on other types.
+func Spec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.Spec
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.Spec
+	}
+	panic(fmt.Sprintf("binding.Spec: %T is not a binding", obj))
+}
+
+// Status returns the binding's status for either twin; it panics on other types.
+func Status(obj client.Object) *workv1alpha2.ResourceBindingStatus {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.Status
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.Status
+	}
+	panic(fmt.Sprintf("binding.Status: %T is not a binding", obj))
+}
+
+// IDLabel is the permanent-id label key for this kind of binding.
+func IDLabel(obj client.Object) string {
+	if obj.GetNamespace() == "" {
+		return ClusterPermanentIDLabel
+	}
+	return PermanentIDLabel
+}
+
+// ResourceGVK is the template's group, version and kind.
+func ResourceGVK(spec *workv1alpha2.ResourceBindingSpec) schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(spec.Resource.APIVersion, spec.Resource.Kind)
+}

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"github.com/flotilla-io/flotilla/internal/controller/namespace"
+	"github.com/flotilla-io/flotilla/internal/controllermanager"
+	"github.com/flotilla-io/flotilla/internal/localstack"
+)
+
+type managerFlags struct {
+	kubeconfig, context string
+	lease               string
+	opts                controllermanager.Options
+}
+
+func (f *managerFlags) add(cmd *cobra.Command, controllers []string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG)")
+	fl.StringVar(&f.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
+	fl.StringSliceVar(&f.opts.Controllers, "controllers", controllers,
+		"controllers to run: '*' for all, 'name' to add, '-name' to remove; known: "+strings.Join(controllermanager.AllControllers, ", "))
+	fl.BoolVar(&f.opts.LeaderElect, "leader-elect", true, "elect one active replica (a Lease in karmada-system)")
+	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
+	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz; 0 disables")
+	fl.StringSliceVar(&f.opts.SkippedPropagatingNamespaces, "skipped-propagating-namespaces", namespace.DefaultSkippedPatterns,
+		"regular expressions of namespaces that are not synced to member clusters")
+}
+
+func (f *managerFlags) run(cmd *cobra.Command) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cfg, err := localstack.RESTConfig(f.kubeconfig, f.context)
+	if err != nil {
+		return err
+	}
+	f.opts.Config = cfg
+	f.opts.LeaderElectionID = f.lease
+	ctx = klog.NewContext(ctx, klog.Background())
+	return controllermanager.Run(ctx, f.opts)
+}
+
+func newControllerManagerCommand() *cobra.Command {
+	f := &managerFlags{lease: "flotilla-controller-manager"}
+	cmd := &cobra.Command{
+		Use:   "controller-manager",
+		Short: "Run Flotilla's controllers against a control plane",
+		Long: `Run Flotilla's controllers (Karmada's karmada-controller-manager, with the
+scheduler in-process unless --controllers excludes it) against any Kubernetes API
+server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
+		Example: `  flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config
+
+  # Everything except the scheduler, which runs on its own
+  flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --controllers '*,-scheduler'
+  flotilla scheduler --kubeconfig ~/.flotilla/karmada.config`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
+	}
+	f.add(cmd, []string{"*"})
+	return cmd
+}
+
+func newSchedulerCommand() *cobra.Command {
+	f := &managerFlags{lease: "flotilla-scheduler"}
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Run only Flotilla's scheduler against a control plane",
+		Long: `Run Flotilla's scheduler on its own (Karmada's karmada-scheduler): it assigns
+every ResourceBinding and ClusterResourceBinding with schedulerName
+default-scheduler to member clusters. Pair it with
+'flotilla controller-manager --controllers *,-scheduler'.`,
+		Example: `  flotilla scheduler --kubeconfig ~/.flotilla/karmada.config --health-probe-bind-address :10351`,
+		Args:    cobra.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
+	}
+	f.add(cmd, []string{"scheduler"})
+	return cmd
+}

@@ -1,0 +1,284 @@
+// Package binding implements the binding controller: for every scheduled
+// ResourceBinding or ClusterResourceBinding it renders the resource template
+// into one Work per target cluster, in that cluster's execution namespace
+// karmada-es-<cluster>, and removes the Works of clusters no longer
+// targeted. Deleting a binding deletes its Works first (finalizer).
+package binding
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
+)
+
+// Finalizer holds a binding until its Works are deleted.
+const Finalizer = "karmada.io/binding-controller"
+
+// TemplateGetter reads resource templates, normally from the detector's
+// informers, so templates are cached once per process.
+type TemplateGetter interface {
+	// Template returns the template, or found=false if it does not exist.
+	Template(gvk schema.GroupVersionKind, namespace, name string) (obj *unstructured.Unstructured, found bool, err error)
+}
+
+// Reconciler is the binding controller for one binding kind.
+type Reconciler struct {
+	Client        client.Client
+	Templates     TemplateGetter
+	ClusterScoped bool
+}
+
+func (r *Reconciler) newBinding() client.Object {
+	if r.ClusterScoped {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
+// SetupWithManager registers the controller. A change to one of its Works
+// (say, deleted by hand) re-renders the binding.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	name := "binding-rb"
+	if r.ClusterScoped {
+		name = "binding-crb"
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(name).
+		For(r.newBinding()).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
+			return WorkOwner(o, r.ClusterScoped)
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+		Complete(r)
+}
+
+// WorkOwner maps a Work to the request of its binding of the given kind, if any.
+func WorkOwner(w client.Object, clusterScoped bool) []ctrl.Request {
+	a := w.GetAnnotations()
+	if clusterScoped {
+		if n := a[binding.ClusterNameAnnotation]; n != "" {
+			return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: n}}}
+		}
+		return nil
+	}
+	if n, ns := a[binding.NameAnnotation], a[binding.NamespaceAnnotation]; n != "" && ns != "" {
+		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: n}}}
+	}
+	return nil
+}
+
+// Reconcile converges the Works of one binding.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := r.newBinding()
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	id := b.GetLabels()[binding.IDLabel(b)]
+	if !b.GetDeletionTimestamp().IsZero() {
+		remaining, err := r.deleteWorks(ctx, id, nil)
+		if err != nil || remaining > 0 {
+			return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, err
+		}
+		if controllerutil.RemoveFinalizer(b, Finalizer) {
+			return ctrl.Result{}, r.Client.Update(ctx, b)
+		}
+		return ctrl.Result{}, nil
+	}
+	if id == "" {
+		return ctrl.Result{}, nil // the detector sets the id on creation
+	}
+	if controllerutil.AddFinalizer(b, Finalizer) {
+		if err := r.Client.Update(ctx, b); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	spec := binding.Spec(b)
+	tmpl, found, err := r.Templates.Template(binding.ResourceGVK(spec), spec.Resource.Namespace, spec.Resource.Name)
+	if err != nil || !found {
+		return ctrl.Result{}, err
+	}
+	keep := map[string]bool{}
+	for _, tc := range spec.Clusters {
+		ns := clusterv1alpha1.ExecutionNamespace(tc.Name)
+		keep[ns] = true
+		manifest, err := Render(tmpl, b, tc)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.ensureWork(ctx, b, id, ns, manifest); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	_, err = r.deleteWorks(ctx, id, keep)
+	return ctrl.Result{}, err
+}
+
+// ensureWork creates or updates the Work in ns holding manifest.
+func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns string, manifest *unstructured.Unstructured) error {
+	raw, err := json.Marshal(manifest.Object)
+	if err != nil {
+		return err
+	}
+	spec := binding.Spec(b)
+	w := &workv1alpha1.Work{}
+	w.Namespace = ns
+	w.Name = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	exists := err == nil
+	if exists && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
+		w.Labels[binding.IDLabel(b)] == id && ptrBoolEq(w.Spec.PreserveResourcesOnDeletion, spec.PreserveResourcesOnDeletion) {
+		return nil
+	}
+	labels := w.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[binding.IDLabel(b)] = id
+	w.Labels = labels
+	annotations := w.Annotations
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	if b.GetNamespace() == "" {
+		annotations[binding.ClusterNameAnnotation] = b.GetName()
+	} else {
+		annotations[binding.NameAnnotation] = b.GetName()
+		annotations[binding.NamespaceAnnotation] = b.GetNamespace()
+	}
+	w.Annotations = annotations
+	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	w.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
+	if exists {
+		return r.Client.Update(ctx, w)
+	}
+	if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create Work %s/%s: %w", ns, w.Name, err)
+	}
+	return nil
+}
+
+func ptrBoolEq(a, b *bool) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// deleteWorks deletes the binding's Works outside keep (all when keep is
+// nil) and returns how many of its Works still exist.
+func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string]bool) (int, error) {
+	if id == "" {
+		return 0, nil
+	}
+	label := binding.PermanentIDLabel
+	if r.ClusterScoped {
+		label = binding.ClusterPermanentIDLabel
+	}
+	works := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, works, client.MatchingLabels{label: id}); err != nil {
+		return 0, err
+	}
+	remaining := 0
+	for i := range works.Items {
+		w := &works.Items[i]
+		if keep[w.Namespace] {
+			continue
+		}
+		remaining++
+		if w.DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+				return remaining, err
+			}
+		}
+	}
+	return remaining, nil
+}
+
+// Render turns the template into the manifest for one target cluster:
+// server-set metadata and status stripped, member-owned fields pruned,
+// replicas revised for Divided placement, and Karmada's managed labels and
+// annotations added (work name, template generation, resolved conflict
+// resolution).
+func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.TargetCluster) (*unstructured.Unstructured, error) {
+	spec := binding.Spec(b)
+	m := tmpl.DeepCopy()
+	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		unstructured.RemoveNestedField(m.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(m.Object, "status")
+	Prune(m)
+	if divided(spec.Placement) && spec.Replicas > 0 {
+		revised, err := interpreter.ReviseReplica(m, int64(tc.Replicas))
+		if err == nil {
+			m = revised
+		}
+	}
+	labels := m.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[membercluster.ManagedLabel] = "true"
+	m.SetLabels(labels)
+	ann := m.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[binding.WorkNamespaceAnnotation] = clusterv1alpha1.ExecutionNamespace(tc.Name)
+	ann[binding.WorkNameAnnotation] = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
+	ann[binding.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
+	resolved := policymatch.ResolveConflictResolution(tmpl.GetAnnotations(), spec.ConflictResolution)
+	if resolved == policyv1alpha1.ConflictOverwrite {
+		ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
+	} else {
+		ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionAbort
+	}
+	m.SetAnnotations(ann)
+	return m, nil
+}
+
+func divided(p *policyv1alpha1.Placement) bool {
+	return p != nil && p.ReplicaScheduling != nil && p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided
+}
+
+// Prune removes fields the control plane's API server filled in that belong
+// to each member instead: a Service's cluster IPs and a Job's generated
+// selector and pod labels. Metadata the members set is left to them.
+func Prune(m *unstructured.Unstructured) {
+	switch m.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Kind: "Service"}:
+		if ip, _, _ := unstructured.NestedString(m.Object, "spec", "clusterIP"); ip != "None" {
+			unstructured.RemoveNestedField(m.Object, "spec", "clusterIP")
+			unstructured.RemoveNestedField(m.Object, "spec", "clusterIPs")
+		}
+	case schema.GroupKind{Group: "batch", Kind: "Job"}:
+		if manual, _, _ := unstructured.NestedBool(m.Object, "spec", "manualSelector"); !manual {
+			unstructured.RemoveNestedField(m.Object, "spec", "selector")
+			for _, l := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
+				unstructured.RemoveNestedField(m.Object, "spec", "template", "metadata", "labels", l)
+			}
+		}
+	case schema.GroupKind{Kind: "ServiceAccount"}:
+		unstructured.RemoveNestedField(m.Object, "secrets")
+	}
+}
+

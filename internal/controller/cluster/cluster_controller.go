@@ -1,0 +1,235 @@
+// Package cluster implements the cluster controller: for every Cluster it
+// keeps the execution namespace karmada-es-<cluster> and the status Karmada
+// users read with `kubectl get clusters` (Ready condition,
+// kubernetesVersion, apiEnablements, nodeSummary, resourceSummary).
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+)
+
+// Finalizer holds a Cluster until its execution namespace, and with it every
+// Work and every object Flotilla created in the member, is gone.
+const Finalizer = "karmada.io/cluster-controller"
+
+// Condition reasons of the Ready condition, as Karmada reports them.
+const (
+	ReasonClusterReady        = "ClusterReady"
+	ReasonClusterNotReady     = "ClusterNotReady"
+	ReasonClusterNotReachable = "ClusterNotReachable"
+)
+
+// StatusUpdateFrequency is how often a member is probed (Karmada's
+// --cluster-status-update-frequency default).
+var StatusUpdateFrequency = 10 * time.Second
+
+// Reconciler is the cluster controller.
+type Reconciler struct {
+	Client  client.Client
+	Members *membercluster.Registry
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("cluster").For(&clusterv1alpha1.Cluster{}).Complete(r)
+}
+
+// Reconcile converges one Cluster.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Members.Forget(req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	esName := clusterv1alpha1.ExecutionNamespace(cluster.Name)
+	if !cluster.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, cluster, esName)
+	}
+	if controllerutil.AddFinalizer(cluster, Finalizer) {
+		if err := r.Client.Update(ctx, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: esName}}
+	if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, fmt.Errorf("create execution namespace %s: %w", esName, err)
+	}
+	status := r.observe(ctx, cluster)
+	if !equality.Semantic.DeepEqual(status, cluster.Status) {
+		patch := client.MergeFrom(cluster.DeepCopy())
+		cluster.Status = status
+		if err := r.Client.Status().Patch(ctx, cluster, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: StatusUpdateFrequency}, nil
+}
+
+// finalize deletes the execution namespace and waits for it to disappear:
+// the Works in it are held by the execution controller's finalizer until
+// their objects are removed from the member.
+func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Cluster, esName string) (ctrl.Result, error) {
+	ns := &corev1.Namespace{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: esName}, ns)
+	if err == nil {
+		if ns.DeletionTimestamp.IsZero() {
+			if err := r.Client.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	if controllerutil.RemoveFinalizer(cluster, Finalizer) {
+		if err := r.Client.Update(ctx, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	r.Members.Forget(cluster.Name)
+	return ctrl.Result{}, nil
+}
+
+// observe probes the member and returns the status it should have. A member
+// that cannot be reached keeps its last apiEnablements and summaries, with
+// Ready=False explaining why.
+func (r *Reconciler) observe(ctx context.Context, cluster *clusterv1alpha1.Cluster) clusterv1alpha1.ClusterStatus {
+	status := *cluster.Status.DeepCopy()
+	setReady := func(s metav1.ConditionStatus, reason, msg string) clusterv1alpha1.ClusterStatus {
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+			Type: clusterv1alpha1.ClusterConditionReady, Status: s, Reason: reason, Message: msg, ObservedGeneration: cluster.Generation,
+		})
+		return status
+	}
+	m, err := r.Members.ForCluster(ctx, cluster)
+	if err != nil {
+		return setReady(metav1.ConditionFalse, ReasonClusterNotReachable, err.Error())
+	}
+	body, err := m.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	if err != nil {
+		return setReady(metav1.ConditionFalse, ReasonClusterNotReachable, fmt.Sprintf("cluster is not reachable: %v", err))
+	}
+	if strings.TrimSpace(string(body)) != "ok" {
+		return setReady(metav1.ConditionFalse, ReasonClusterNotReady, "cluster's /readyz is not ok: "+string(body))
+	}
+	if v, err := m.Kube.Discovery().ServerVersion(); err == nil {
+		status.KubernetesVersion = v.GitVersion
+	}
+	complete := metav1.ConditionTrue
+	enablements, err := apiEnablements(m)
+	if err != nil {
+		complete = metav1.ConditionFalse
+	}
+	if len(enablements) > 0 {
+		status.APIEnablements = enablements
+	}
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: clusterv1alpha1.ClusterConditionCompleteAPIEnablements, Status: complete,
+		Reason: map[metav1.ConditionStatus]string{metav1.ConditionTrue: "CompleteAPIEnablements", metav1.ConditionFalse: "IncompleteAPIEnablements"}[complete],
+		Message: "", ObservedGeneration: cluster.Generation,
+	})
+	if err := summarize(ctx, m, &status); err != nil {
+		return setReady(metav1.ConditionFalse, ReasonClusterNotReady, fmt.Sprintf("cannot read nodes and pods: %v", err))
+	}
+	return setReady(metav1.ConditionTrue, ReasonClusterReady, "cluster is healthy and ready to accept workloads")
+}
+
+// apiEnablements lists every group version and kind the member serves,
+// sorted, without subresources. A partial discovery failure still returns
+// what was found, with an error.
+func apiEnablements(m *membercluster.Member) ([]clusterv1alpha1.APIEnablement, error) {
+	_, lists, err := m.Kube.Discovery().ServerGroupsAndResources()
+	var out []clusterv1alpha1.APIEnablement
+	for _, l := range lists {
+		e := clusterv1alpha1.APIEnablement{GroupVersion: l.GroupVersion}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			e.Resources = append(e.Resources, clusterv1alpha1.APIResource{Name: r.Name, Kind: r.Kind})
+		}
+		sort.Slice(e.Resources, func(i, j int) bool { return e.Resources[i].Name < e.Resources[j].Name })
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GroupVersion < out[j].GroupVersion })
+	return out, err
+}
+
+// summarize fills nodeSummary and resourceSummary: allocatable sums Ready
+// nodes, allocated sums the requests of pods that are bound and not
+// finished, plus one "pods" per such pod.
+func summarize(ctx context.Context, m *membercluster.Member, status *clusterv1alpha1.ClusterStatus) error {
+	nodes, err := m.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return err
+	}
+	ns := &clusterv1alpha1.NodeSummary{TotalNum: int32(len(nodes.Items))}
+	allocatable := corev1.ResourceList{}
+	for _, n := range nodes.Items {
+		if !nodeReady(&n) {
+			continue
+		}
+		ns.ReadyNum++
+		addTo(allocatable, n.Status.Allocatable)
+	}
+	pods, err := m.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
+	if err != nil {
+		return err
+	}
+	allocated := corev1.ResourceList{}
+	count := int64(0)
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		count++
+		for _, c := range p.Spec.Containers {
+			addTo(allocated, c.Resources.Requests)
+		}
+	}
+	allocated[corev1.ResourcePods] = *resource.NewQuantity(count, resource.DecimalSI)
+	status.NodeSummary = ns
+	if status.ResourceSummary == nil {
+		status.ResourceSummary = &clusterv1alpha1.ResourceSummary{}
+	}
+	status.ResourceSummary.Allocatable = allocatable
+	status.ResourceSummary.Allocated = allocated
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func addTo(sum, add corev1.ResourceList) {
+	for k, v := range add {
+		cur := sum[k]
+		cur.Add(v)
+		sum[k] = cur
+	}
+}

@@ -1,0 +1,408 @@
+// Package detector implements Karmada's resource detector: it watches every
+// resource template the control plane serves (built-in kinds and CRD
+// instances alike), finds the PropagationPolicy or ClusterPropagationPolicy
+// that claims each one, records the claim on the template, and keeps one
+// ResourceBinding (ClusterResourceBinding for cluster-scoped templates) per
+// claimed template.
+package detector
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+// templateKey identifies one resource template.
+type templateKey struct {
+	GVR       schema.GroupVersionResource
+	Namespace string
+	Name      string
+}
+
+type watched struct {
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	informer   cache.SharedIndexInformer
+}
+
+// Detector is the resource detector. It runs as a manager Runnable.
+type Detector struct {
+	// Client reads policies and bindings from the manager's cache and writes bindings.
+	Client client.Client
+	// Cache is the manager's cache, used to subscribe to policy events.
+	Cache     crcache.Cache
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+	// Workers is the number of templates reconciled in parallel.
+	Workers int
+	// RediscoverEvery bounds how long a new API (a CRD added without an
+	// event reaching us) goes unwatched.
+	RediscoverEvery time.Duration
+
+	queue    workqueue.TypedRateLimitingInterface[templateKey]
+	factory  dynamicinformer.DynamicSharedInformerFactory
+	mu       sync.RWMutex
+	watching map[schema.GroupVersionResource]*watched
+	byGVK    map[schema.GroupVersionKind]schema.GroupVersionResource
+	kick     chan struct{}
+}
+
+// New returns a detector; Start runs it.
+func New(c client.Client, cache crcache.Cache, dyn dynamic.Interface, disc discovery.DiscoveryInterface) *Detector {
+	return &Detector{
+		Client: c, Cache: cache, Dynamic: dyn, Discovery: disc,
+		watching: map[schema.GroupVersionResource]*watched{},
+		byGVK:    map[schema.GroupVersionKind]schema.GroupVersionResource{},
+	}
+}
+
+// NeedLeaderElection makes the detector run only on the leader.
+func (d *Detector) NeedLeaderElection() bool { return true }
+
+// Start runs discovery, the template informers and the workers until ctx ends.
+func (d *Detector) Start(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("detector")
+	ctx = klog.NewContext(ctx, logger)
+	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[templateKey](),
+		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
+	defer d.queue.ShutDown()
+	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)
+	d.kick = make(chan struct{}, 1)
+	if d.Workers == 0 {
+		d.Workers = 8
+	}
+	if d.RediscoverEvery == 0 {
+		d.RediscoverEvery = 30 * time.Second
+	}
+	if err := d.watchPolicies(ctx); err != nil {
+		return err
+	}
+	if err := d.discover(ctx); err != nil {
+		logger.Error(err, "Initial discovery was partial; retrying periodically")
+	}
+	for range d.Workers {
+		go d.work(ctx)
+	}
+	tick := time.NewTicker(d.RediscoverEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-d.kick:
+		}
+		if err := d.discover(ctx); err != nil {
+			logger.Error(err, "Discovery failed")
+		}
+	}
+}
+
+// skippedGroups are API groups whose objects are never resource templates:
+// Karmada's own APIs, and machinery of the control plane itself.
+var skippedGroups = map[string]bool{
+	"cluster.karmada.io": true, "policy.karmada.io": true, "work.karmada.io": true,
+	"config.karmada.io": true, "autoscaling.karmada.io": true, "networking.karmada.io": true,
+	"apps.karmada.io": true, "remedy.karmada.io": true, "search.karmada.io": true,
+	"coordination.k8s.io": true, "events.k8s.io": true, "discovery.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "apiregistration.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
+	"internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,
+}
+
+// skippedCoreResources are core resources that are never templates;
+// namespaces follow members through the namespace controller instead.
+var skippedCoreResources = map[string]bool{
+	"events": true, "nodes": true, "namespaces": true, "endpoints": true,
+	"componentstatuses": true, "bindings": true,
+}
+
+// SkipNamespace reports whether templates in ns are ignored, as in Karmada:
+// the control plane's own namespaces and the execution namespaces.
+func SkipNamespace(ns string) bool {
+	switch ns {
+	case "karmada-system", "karmada-cluster", "kube-system", "kube-public", "kube-node-lease":
+		return true
+	}
+	return strings.HasPrefix(ns, "karmada-es-")
+}
+
+// discover starts an informer for every listable, watchable, creatable
+// resource the control plane serves that is not skipped.
+func (d *Detector) discover(ctx context.Context) error {
+	lists, discErr := d.Discovery.ServerPreferredResources()
+	started := false
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil || skippedGroups[gv.Group] {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch", "create", "update") {
+				continue
+			}
+			if gv.Group == "" && skippedCoreResources[r.Name] {
+				continue
+			}
+			gvr := gv.WithResource(r.Name)
+			gvk := gv.WithKind(r.Kind)
+			d.mu.Lock()
+			if _, ok := d.watching[gvr]; ok {
+				d.mu.Unlock()
+				continue
+			}
+			inf := d.factory.ForResource(gvr).Informer()
+			w := &watched{gvk: gvk, namespaced: r.Namespaced, informer: inf}
+			d.watching[gvr] = w
+			d.byGVK[gvk] = gvr
+			d.mu.Unlock()
+			d.handleTemplates(gvr, inf)
+			started = true
+		}
+	}
+	if started {
+		d.factory.Start(ctx.Done())
+	}
+	return discErr
+}
+
+func hasVerbs(verbs metav1.Verbs, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, v := range verbs {
+			found = found || v == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.SharedIndexInformer) {
+	enqueue := func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		if o, ok := obj.(metav1.Object); ok && !SkipNamespace(o.GetNamespace()) {
+			d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			if statusOnlyChange(oldObj, newObj) {
+				return
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	})
+}
+
+// statusOnlyChange reports an update that cannot change the claim or the
+// binding: same generation (for kinds that have one), labels and annotations.
+// Status aggregation writes template status often; this keeps those writes
+// from echoing through the detector.
+func statusOnlyChange(oldObj, newObj any) bool {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	if !ok1 || !ok2 || n.GetGeneration() == 0 {
+		return false
+	}
+	return o.GetGeneration() == n.GetGeneration() &&
+		mapsEqual(o.GetLabels(), n.GetLabels()) && mapsEqual(o.GetAnnotations(), n.GetAnnotations()) &&
+		o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// watchPolicies enqueues the templates a policy may claim whenever the policy
+// changes, and re-runs discovery when a CRD changes.
+func (d *Detector) watchPolicies(ctx context.Context) error {
+	for _, obj := range []client.Object{&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{}} {
+		inf, err := d.Cache.GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("watch %T: %w", obj, err)
+		}
+		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { d.enqueueForPolicy(o) },
+			UpdateFunc: func(o, n any) { d.enqueueForPolicy(o); d.enqueueForPolicy(n) },
+			DeleteFunc: func(o any) { d.enqueueForPolicy(o) },
+		})
+		if err != nil {
+			return err
+		}
+	}
+	crdInf, err := d.Cache.GetInformer(ctx, &apiextensionsv1.CustomResourceDefinition{})
+	if err != nil {
+		return err
+	}
+	kick := func(any) {
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	}
+	_, err = crdInf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: kick, UpdateFunc: func(_, n any) { kick(n) }})
+	if err != nil {
+		return err
+	}
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		inf, err := d.Cache.GetInformer(ctx, obj)
+		if err != nil {
+			return err
+		}
+		// A binding deleted behind our back is recreated.
+		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: d.enqueueForBinding})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *Detector) enqueueForBinding(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	var res workv1alpha2.ObjectReference
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		res = b.Spec.Resource
+	case *workv1alpha2.ClusterResourceBinding:
+		res = b.Spec.Resource
+	default:
+		return
+	}
+	d.mu.RLock()
+	gvr, ok := d.byGVK[schema.FromAPIVersionAndKind(res.APIVersion, res.Kind)]
+	d.mu.RUnlock()
+	if ok {
+		d.queue.Add(templateKey{GVR: gvr, Namespace: res.Namespace, Name: res.Name})
+	}
+}
+
+// enqueueForPolicy enqueues every template of the kinds the policy selects,
+// in its namespace for a PropagationPolicy. The reconcile decides.
+func (d *Detector) enqueueForPolicy(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	var ns string
+	var spec *policyv1alpha1.PropagationSpec
+	switch p := obj.(type) {
+	case *policyv1alpha1.PropagationPolicy:
+		ns, spec = p.Namespace, &p.Spec
+	case *policyv1alpha1.ClusterPropagationPolicy:
+		spec = &p.Spec
+	default:
+		return
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, sel := range spec.ResourceSelectors {
+		gvr, ok := d.byGVK[schema.FromAPIVersionAndKind(sel.APIVersion, sel.Kind)]
+		if !ok {
+			continue
+		}
+		w := d.watching[gvr]
+		for _, item := range w.informer.GetStore().List() {
+			o := item.(metav1.Object)
+			if (ns != "" && o.GetNamespace() != ns) || SkipNamespace(o.GetNamespace()) {
+				continue
+			}
+			d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
+		}
+	}
+}
+
+func (d *Detector) work(ctx context.Context) {
+	for {
+		key, quit := d.queue.Get()
+		if quit {
+			return
+		}
+		err := d.reconcile(ctx, key)
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("Requeue template", "gvr", key.GVR.String(), "namespace", key.Namespace, "name", key.Name, "err", err.Error())
+			d.queue.AddRateLimited(key)
+		} else {
+			d.queue.Forget(key)
+		}
+		d.queue.Done(key)
+	}
+}
+
+// template returns the cached template and whether its kind is namespaced.
+func (d *Detector) template(key templateKey) (*unstructured.Unstructured, *watched, bool) {
+	d.mu.RLock()
+	w, ok := d.watching[key.GVR]
+	d.mu.RUnlock()
+	if !ok {
+		return nil, nil, false
+	}
+	storeKey := key.Name
+	if key.Namespace != "" {
+		storeKey = key.Namespace + "/" + key.Name
+	}
+	item, exists, err := w.informer.GetStore().GetByKey(storeKey)
+	if err != nil || !exists {
+		return nil, w, false
+	}
+	return item.(*unstructured.Unstructured), w, true
+}
+
+// Template returns a resource template from the detector's informers (the
+// one cache of templates in the process). Errors: the kind is not watched
+// yet, or its informer has not synced; callers retry.
+func (d *Detector) Template(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool, error) {
+	gvr, ok := d.ResourceFor(gvk)
+	if !ok {
+		return nil, false, fmt.Errorf("kind %s is not watched yet", gvk)
+	}
+	d.mu.RLock()
+	w := d.watching[gvr]
+	d.mu.RUnlock()
+	if !w.informer.HasSynced() {
+		return nil, false, fmt.Errorf("templates of %s are still loading", gvk)
+	}
+	obj, _, found := d.template(templateKey{GVR: gvr, Namespace: namespace, Name: name})
+	return obj, found, nil
+}
+
+// ResourceFor maps a template kind to its resource, for kinds the detector watches.
+func (d *Detector) ResourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	gvr, ok := d.byGVK[gvk]
+	return gvr, ok
+}

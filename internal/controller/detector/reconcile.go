@@ -1,0 +1,272 @@
+package detector
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
+)
+
+// claimKeys are every label and annotation a claim may leave on a template.
+var claimLabelKeys = []string{policymatch.PropagationPolicyPermanentIDLabel, policymatch.ClusterPropagationPolicyPermanentIDLabel}
+var claimAnnotationKeys = []string{policymatch.PropagationPolicyNameAnnotation, policymatch.PropagationPolicyNamespaceAnnotation, policymatch.ClusterPropagationPolicyNameAnnotation}
+
+// policy is a claiming policy of either kind.
+type policy struct {
+	claim policymatch.Claim
+	obj   client.Object
+	spec  *policyv1alpha1.PropagationSpec
+}
+
+func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
+	obj, w, ok := d.template(key)
+	if !ok || obj.GetDeletionTimestamp() != nil || SkipNamespace(obj.GetNamespace()) {
+		// A deleted template takes its binding with it through the
+		// binding's owner reference (garbage collection).
+		return nil
+	}
+	if obj.GetKind() == "" {
+		obj = obj.DeepCopy()
+		obj.SetGroupVersionKind(w.gvk)
+	}
+	pps, cpps, err := d.policies(ctx, obj.GetNamespace(), w.namespaced)
+	if err != nil {
+		return err
+	}
+	chosen, err := d.choose(ctx, obj, pps, cpps)
+	if err != nil || chosen == nil {
+		return err
+	}
+	if err := d.writeClaim(ctx, key, obj, chosen.claim); err != nil {
+		return err
+	}
+	return d.ensureBinding(ctx, obj, chosen)
+}
+
+func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]*policyv1alpha1.PropagationPolicy, []*policyv1alpha1.ClusterPropagationPolicy, error) {
+	var pps []*policyv1alpha1.PropagationPolicy
+	if namespaced {
+		list := &policyv1alpha1.PropagationPolicyList{}
+		if err := d.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, nil, err
+		}
+		for i := range list.Items {
+			pps = append(pps, &list.Items[i])
+		}
+	}
+	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
+	if err := d.Client.List(ctx, clist); err != nil {
+		return nil, nil, err
+	}
+	cpps := make([]*policyv1alpha1.ClusterPropagationPolicy, 0, len(clist.Items))
+	for i := range clist.Items {
+		cpps = append(cpps, &clist.Items[i])
+	}
+	return pps, cpps, nil
+}
+
+// choose returns the policy that claims obj: the one already recorded on it
+// while that policy exists and still selects it (a later, higher-priority
+// policy does not take it over), otherwise the best match. A stale claim
+// with no new match is removed from the template, and nil is returned:
+// what was propagated stays in place, as in Karmada.
+func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) (*policy, error) {
+	ann := obj.GetAnnotations()
+	if name := ann[policymatch.PropagationPolicyNameAnnotation]; name != "" {
+		for _, p := range pps {
+			if p.Name == name && p.Namespace == ann[policymatch.PropagationPolicyNamespaceAnnotation] && p.DeletionTimestamp == nil {
+				if c, ok := policymatch.BestMatch(obj, []*policyv1alpha1.PropagationPolicy{p}, nil); ok {
+					return &policy{claim: c, obj: p, spec: &p.Spec}, nil
+				}
+			}
+		}
+	} else if name := ann[policymatch.ClusterPropagationPolicyNameAnnotation]; name != "" {
+		for _, p := range cpps {
+			if p.Name == name && p.DeletionTimestamp == nil {
+				if c, ok := policymatch.BestMatch(obj, nil, []*policyv1alpha1.ClusterPropagationPolicy{p}); ok {
+					return &policy{claim: c, obj: p, spec: &p.Spec}, nil
+				}
+			}
+		}
+	}
+	c, ok := policymatch.BestMatch(obj, pps, cpps)
+	if !ok {
+		return nil, d.writeClaim(ctx, templateKey{}, obj, policymatch.Claim{})
+	}
+	if c.Kind == policymatch.KindClusterPropagationPolicy {
+		for _, p := range cpps {
+			if p.Name == c.Name {
+				return d.withPermanentID(ctx, &policy{claim: c, obj: p, spec: &p.Spec}, policymatch.ClusterPropagationPolicyPermanentIDLabel)
+			}
+		}
+	}
+	for _, p := range pps {
+		if p.Name == c.Name {
+			return d.withPermanentID(ctx, &policy{claim: c, obj: p, spec: &p.Spec}, policymatch.PropagationPolicyPermanentIDLabel)
+		}
+	}
+	return nil, fmt.Errorf("matched policy %s/%s vanished", c.Namespace, c.Name)
+}
+
+// withPermanentID gives the policy its permanent-id label if it has none
+// (Karmada's mutating webhook does this at admission; Flotilla has no
+// webhook, so the detector does it on first use).
+func (d *Detector) withPermanentID(ctx context.Context, p *policy, label string) (*policy, error) {
+	if id := p.obj.GetLabels()[label]; id != "" {
+		p.claim.PermanentID = id
+		return p, nil
+	}
+	id := uuid.NewString()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, label, id)
+	if err := d.Client.Patch(ctx, p.obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return nil, fmt.Errorf("label policy %s with its permanent id: %w", p.obj.GetName(), err)
+	}
+	p.claim.PermanentID = id
+	return p, nil
+}
+
+// writeClaim makes the template's claim labels and annotations exactly those
+// of claim (none for a zero claim), with one merge patch when they differ.
+func (d *Detector) writeClaim(ctx context.Context, _ templateKey, obj *unstructured.Unstructured, claim policymatch.Claim) error {
+	wantL, wantA := claim.TemplateLabels(), claim.TemplateAnnotations()
+	if claim.Name == "" {
+		wantA = nil
+	}
+	labels := map[string]any{}
+	annotations := map[string]any{}
+	for _, k := range claimLabelKeys {
+		if v, ok := wantL[k]; ok {
+			if obj.GetLabels()[k] != v {
+				labels[k] = v
+			}
+		} else if _, has := obj.GetLabels()[k]; has {
+			labels[k] = nil
+		}
+	}
+	for _, k := range claimAnnotationKeys {
+		if v, ok := wantA[k]; ok {
+			if obj.GetAnnotations()[k] != v {
+				annotations[k] = v
+			}
+		} else if _, has := obj.GetAnnotations()[k]; has {
+			annotations[k] = nil
+		}
+	}
+	if len(labels) == 0 && len(annotations) == 0 {
+		return nil
+	}
+	meta := map[string]any{}
+	if len(labels) > 0 {
+		meta["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		meta["annotations"] = annotations
+	}
+	patch := &unstructured.Unstructured{Object: map[string]any{"metadata": meta}}
+	data, err := patch.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	gvr := d.gvrFor(obj)
+	_, err = d.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, data, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("record claim on %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	if claim.Name != "" {
+		klog.FromContext(ctx).V(2).Info("Claimed template", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "policy", claim.Name)
+	}
+	return nil
+}
+
+func (d *Detector) gvrFor(obj *unstructured.Unstructured) schema.GroupVersionResource {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.byGVK[obj.GroupVersionKind()]
+}
+
+// ensureBinding creates or updates the template's binding so that its spec
+// carries the template reference, replicas and requirements, and the
+// policy's placement and propagation settings. Fields other controllers own
+// (spec.clusters, eviction tasks, status) are left alone.
+func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, p *policy) error {
+	b := binding.New(obj.GetNamespace(), binding.Name(obj.GetName(), obj.GetKind()))
+	err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b)
+	notFound := apierrors.IsNotFound(err)
+	if err != nil && !notFound {
+		return err
+	}
+	before := b.DeepCopyObject().(client.Object)
+	spec := binding.Spec(b)
+	spec.Resource = workv1alpha2.ObjectReference{
+		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
+		UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
+	}
+	spec.Replicas, spec.ReplicaRequirements = 0, nil
+	if replicas, req, ok := interpreter.GetReplicas(obj); ok {
+		spec.Replicas, spec.ReplicaRequirements = replicas, req
+	}
+	ps := p.spec
+	spec.Placement = ps.Placement.DeepCopy()
+	spec.PropagateDeps = ps.PropagateDeps
+	spec.SchedulerName = ps.SchedulerName
+	spec.Failover = ps.Failover.DeepCopy()
+	spec.ConflictResolution = ps.ConflictResolution
+	spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
+	labels := b.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for _, k := range claimLabelKeys {
+		delete(labels, k)
+	}
+	for k, v := range p.claim.TemplateLabels() {
+		labels[k] = v
+	}
+	if labels[binding.IDLabel(b)] == "" {
+		labels[binding.IDLabel(b)] = uuid.NewString()
+	}
+	b.SetLabels(labels)
+	annotations := b.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for _, k := range claimAnnotationKeys {
+		delete(annotations, k)
+	}
+	for k, v := range p.claim.TemplateAnnotations() {
+		annotations[k] = v
+	}
+	b.SetAnnotations(annotations)
+	b.SetOwnerReferences([]metav1.OwnerReference{{
+		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}})
+	if notFound {
+		if err := d.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create binding %s: %w", b.GetName(), err)
+		}
+		return nil
+	}
+	if equality.Semantic.DeepEqual(before, b) {
+		return nil
+	}
+	if err := d.Client.Update(ctx, b); err != nil {
+		return fmt.Errorf("update binding %s: %w", b.GetName(), err)
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+// Package execution implements the execution controller (push mode): for
+// every Work in an execution namespace karmada-es-<cluster> it creates,
+// updates or deletes the manifests in that member cluster, honouring
+// conflictResolution, reverts drift, and reflects each object's status and
+// health into Work.status.manifestStatuses (Karmada's work status
+// controller, folded in: one queue, one read of the member object).
+package execution
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
+)
+
+// Finalizer holds a Work until its objects are removed from the member.
+const Finalizer = "karmada.io/execution-controller"
+
+// Condition reasons of the Work's Applied condition, as in Karmada.
+const (
+	ReasonAppliedSuccessful = "AppliedSuccessful"
+	ReasonAppliedFailed     = "AppliedFailed"
+)
+
+// Reconciler is the execution controller.
+type Reconciler struct {
+	Client  client.Client
+	Members *membercluster.Registry
+	// Events carries member-object changes (from the registry's informers)
+	// as Work events.
+	Events chan event.GenericEvent
+}
+
+// SetupWithManager registers the controller and hooks the member informers.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Events == nil {
+		r.Events = make(chan event.GenericEvent, 4096)
+	}
+	r.Members.OnManagedObjectChange = func(_ string, o metav1.Object) {
+		a := o.GetAnnotations()
+		ns, name := a[binding.WorkNamespaceAnnotation], a[binding.WorkNameAnnotation]
+		if ns == "" || name == "" {
+			return
+		}
+		w := &workv1alpha1.Work{}
+		w.Namespace, w.Name = ns, name
+		r.Events <- event.GenericEvent{Object: w}
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named("execution").
+		For(&workv1alpha1.Work{}).
+		WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 16}).
+		Complete(r)
+}
+
+// Reconcile converges one Work with its member cluster.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if !strings.HasPrefix(req.Namespace, clusterv1alpha1.ExecutionSpacePrefix) {
+		return ctrl.Result{}, nil
+	}
+	cluster := strings.TrimPrefix(req.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+	w := &workv1alpha1.Work{}
+	if err := r.Client.Get(ctx, req.NamespacedName, w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !w.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, cluster, w)
+	}
+	if controllerutil.AddFinalizer(w, Finalizer) {
+		if err := r.Client.Update(ctx, w); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	m, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return r.report(ctx, w, nil, fmt.Errorf("cannot reach cluster %s: %w", cluster, err))
+	}
+	var statuses []workv1alpha1.ManifestStatus
+	var errs []error
+	for i, raw := range w.Spec.Workload.Manifests {
+		desired := &unstructured.Unstructured{}
+		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
+			errs = append(errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
+			continue
+		}
+		st, err := r.apply(ctx, m, w, i, desired)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if st != nil {
+			statuses = append(statuses, *st)
+		}
+	}
+	return r.report(ctx, w, statuses, errors.Join(errs...))
+}
+
+// report writes the Applied condition and manifest statuses when they changed.
+func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses []workv1alpha1.ManifestStatus, applyErr error) (ctrl.Result, error) {
+	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonAppliedSuccessful,
+		Message: "Manifest has been successfully applied", ObservedGeneration: w.Generation}
+	if applyErr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonAppliedFailed, applyErr.Error()
+	}
+	patch := client.MergeFrom(w.DeepCopy())
+	meta.SetStatusCondition(&w.Status.Conditions, cond)
+	if statuses != nil || applyErr == nil {
+		w.Status.ManifestStatuses = statuses
+	}
+	if data, err := patch.Data(w); err == nil && string(data) != "{}" {
+		if err := r.Client.Status().Patch(ctx, w, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if applyErr != nil {
+		// Conflicts and unreachable members are retried with back-off;
+		// a fix on either side converges without user action.
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// apply creates or updates one manifest and returns its reflected status.
+func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (*workv1alpha1.ManifestStatus, error) {
+	gvk := desired.GroupVersionKind()
+	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		m.Mapper.Reset()
+		mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: the member does not serve this kind: %w", gvk.Kind, desired.GetName(), err)
+	}
+	informer := r.Members.Watch(m, mapping.Resource)
+	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
+	existing, err := cachedOrLive(ctx, informer, rc, desired)
+	var result *unstructured.Unstructured
+	switch {
+	case apierrors.IsNotFound(err):
+		result, err = rc.Create(ctx, desired, metav1.CreateOptions{FieldManager: "flotilla"})
+		if err != nil {
+			return nil, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
+	case !ownedBy(existing, w) && desired.GetAnnotations()[policymatch.ConflictResolutionAnnotation] != policymatch.ConflictResolutionOverwrite:
+		return nil, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
+			gvk.Kind, key(desired), m.Name, policymatch.ConflictResolutionAnnotation)
+	case Subset(desired.Object, existing.Object):
+		result = existing
+	default:
+		merged := Merge(desired, existing)
+		result, err = rc.Update(ctx, merged, metav1.UpdateOptions{FieldManager: "flotilla"})
+		if err != nil {
+			return nil, fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
+		}
+	}
+	st := &workv1alpha1.ManifestStatus{
+		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+			Resource: mapping.Resource.Resource, Namespace: desired.GetNamespace(), Name: desired.GetName()},
+		Health: interpreter.InterpretHealth(result),
+	}
+	if raw, err := interpreter.ReflectStatus(result); err == nil && raw != nil {
+		st.Status = raw
+	}
+	return st, nil
+}
+
+// cachedOrLive reads the member object from the managed-object informer
+// when it has synced and holds it, and from the member's API server
+// otherwise (an object not yet managed is not in that cache).
+func cachedOrLive(ctx context.Context, informer cache.SharedIndexInformer, rc dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if informer.HasSynced() {
+		if item, ok, err := informer.GetStore().GetByKey(key(desired)); err == nil && ok {
+			return item.(*unstructured.Unstructured), nil
+		}
+	}
+	return rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+}
+
+func key(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+func resourceClient(d dynamic.Interface, gvr schema.GroupVersionResource, namespaced bool, ns string) dynamic.ResourceInterface {
+	if namespaced {
+		return d.Resource(gvr).Namespace(ns)
+	}
+	return d.Resource(gvr)
+}
+
+// ownedBy reports whether the member object was created or adopted by this
+// Work: it carries the managed label and names the Work.
+func ownedBy(obj *unstructured.Unstructured, w *workv1alpha1.Work) bool {
+	a := obj.GetAnnotations()
+	return obj.GetLabels()[membercluster.ManagedLabel] == "true" &&
+		a[binding.WorkNameAnnotation] == w.Name && a[binding.WorkNamespaceAnnotation] == w.Namespace
+}
+
+// finalize removes the Work's objects from the member (unless
+// preserveResourcesOnDeletion), then releases the Work. A member that no
+// longer exists has nothing to clean.
+func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alpha1.Work) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(w, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	preserve := w.Spec.PreserveResourcesOnDeletion != nil && *w.Spec.PreserveResourcesOnDeletion
+	if !preserve {
+		m, err := r.Members.Get(ctx, cluster)
+		switch {
+		case apierrors.IsNotFound(errors.Unwrap(err)) || apierrors.IsNotFound(err):
+		case err != nil:
+			return ctrl.Result{}, err
+		default:
+			for _, raw := range w.Spec.Workload.Manifests {
+				if err := r.deleteManifest(ctx, m, w, raw.Raw); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+		}
+	}
+	controllerutil.RemoveFinalizer(w, Finalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, w))
+}
+
+func (r *Reconciler) deleteManifest(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, raw []byte) error {
+	desired := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &desired.Object); err != nil {
+		return nil // nothing we could have created
+	}
+	gvk := desired.GroupVersionKind()
+	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil
+	}
+	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
+	existing, err := rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ownedBy(existing, w) {
+		return nil // never delete what Flotilla does not manage
+	}
+	uid := existing.GetUID()
+	err = rc.Delete(ctx, desired.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+

@@ -1,0 +1,189 @@
+// Package scheduling runs Flotilla's scheduler as a controller: for every
+// ResourceBinding and ClusterResourceBinding whose schedulerName is the
+// default one, it computes spec.clusters from the binding's placement and
+// the member clusters (internal/scheduler), and reports the Scheduled
+// condition, with the reason each cluster was rejected when nothing fits.
+package scheduling
+
+import (
+	"context"
+	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/scheduler"
+)
+
+// DefaultSchedulerName is the schedulerName Flotilla's scheduler serves,
+// Karmada's default.
+const DefaultSchedulerName = "default-scheduler"
+
+// Condition reason for a successful decision, as in Karmada.
+const ReasonSuccess = "Success"
+
+// AppliedPlacementAnnotation records, on a binding, the placement its
+// spec.clusters were computed from (Karmada's annotation), written in the
+// same patch as spec.clusters.
+const AppliedPlacementAnnotation = "policy.karmada.io/applied-placement"
+
+// Reconciler schedules bindings of one kind (namespaced or cluster-scoped).
+type Reconciler struct {
+	Client client.Client
+	// ClusterScoped selects ClusterResourceBindings instead of ResourceBindings.
+	ClusterScoped bool
+}
+
+func (r *Reconciler) newBinding() client.Object {
+	if r.ClusterScoped {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
+// SetupWithManager registers the controller; cluster changes that can alter
+// feasibility (readiness, labels, spec, served APIs, deletion) reschedule
+// every binding of this kind.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	name := "scheduler-rb"
+	if r.ClusterScoped {
+		name = "scheduler-crb"
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(name).
+		For(r.newBinding()).
+		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
+			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.enqueueAll(ctx, q)
+			},
+			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if feasibilityChanged(e.ObjectOld.(*clusterv1alpha1.Cluster), e.ObjectNew.(*clusterv1alpha1.Cluster)) {
+					r.enqueueAll(ctx, q)
+				}
+			},
+			DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.enqueueAll(ctx, q)
+			},
+		}).
+		WithOptions(optionsFor(mgr)).
+		Complete(r)
+}
+
+func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
+	return !equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
+		!equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
+		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
+		meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) != meta.IsStatusConditionTrue(n.Status.Conditions, clusterv1alpha1.ClusterConditionReady) ||
+		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements)
+}
+
+func (r *Reconciler) enqueueAll(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	var keys []client.ObjectKey
+	if r.ClusterScoped {
+		list := &workv1alpha2.ClusterResourceBindingList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return
+		}
+		for _, b := range list.Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+	} else {
+		list := &workv1alpha2.ResourceBindingList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return
+		}
+		for _, b := range list.Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+	}
+	for _, k := range keys {
+		q.Add(reconcile.Request{NamespacedName: k})
+	}
+}
+
+// Reconcile schedules one binding. A decision that changes spec.clusters is
+// one spec patch; the Scheduled condition is written only when it changes.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := r.newBinding()
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	spec, status := binding.Spec(b), binding.Status(b)
+	if !b.GetDeletionTimestamp().IsZero() || (spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName) {
+		return ctrl.Result{}, nil
+	}
+	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
+		return ctrl.Result{}, nil
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		return ctrl.Result{}, err
+	}
+	placement, _ := json.Marshal(spec.Placement)
+	in := scheduler.Input{
+		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
+		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
+		ObservedAffinityName: status.SchedulerObservedAffinityName,
+	}
+	if b.GetAnnotations()[AppliedPlacementAnnotation] != string(placement) {
+		// A changed placement is scheduled afresh; only a changed world
+		// (clusters, replicas) is scheduled incrementally.
+		in.Previous, in.ObservedAffinityName = nil, ""
+	}
+	for i := range clusters.Items {
+		if clusters.Items[i].DeletionTimestamp.IsZero() {
+			in.Clusters = append(in.Clusters, &clusters.Items[i])
+		}
+	}
+	decision, err := scheduler.Decide(in)
+	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess,
+		Message: "Binding has been scheduled successfully."}
+	if err != nil {
+		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
+			Reason: scheduler.ConditionReason(err), Message: err.Error()}
+	} else if !equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != string(placement) {
+		patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
+		spec.Clusters = decision.Clusters
+		ann := b.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[AppliedPlacementAnnotation] = string(placement)
+		b.SetAnnotations(ann)
+		if err := r.Client.Patch(ctx, b, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, r.writeStatus(ctx, b, cond, decision.AffinityName, err == nil)
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond metav1.Condition, affinity string, ok bool) error {
+	status := binding.Status(b)
+	patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
+	cond.ObservedGeneration = b.GetGeneration()
+	old := meta.FindStatusCondition(status.Conditions, cond.Type)
+	changed := old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	if ok && status.SchedulerObservedAffinityName != affinity {
+		status.SchedulerObservedAffinityName = affinity
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if ok {
+		status.SchedulerObservedGeneration = b.GetGeneration()
+		now := metav1.Now()
+		status.LastScheduledTime = &now
+	}
+	return r.Client.Status().Patch(ctx, b, patch)
+}

@@ -1,0 +1,178 @@
+// Package status implements status aggregation: for every ResourceBinding
+// and ClusterResourceBinding it collects its Works' applied state and
+// reflected member status into binding.status.aggregatedStatus (one entry
+// per target cluster) with the FullyApplied condition, and writes the
+// resource template's own .status from those, as Karmada does (for a
+// Deployment: replicas, readyReplicas, updatedReplicas, availableReplicas,
+// unavailableReplicas and observedGeneration).
+package status
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+)
+
+// Reasons of the FullyApplied condition, as in Karmada.
+const (
+	ReasonFullyAppliedSuccess = "FullyAppliedSuccess"
+	ReasonFullyAppliedFailed  = "FullyAppliedFailed"
+)
+
+// Reconciler aggregates status for one binding kind.
+type Reconciler struct {
+	Client        client.Client
+	Dynamic       dynamic.Interface
+	Templates     bindingctrl.TemplateGetter
+	// Resources maps a template's kind to its resource, for status writes.
+	Resources     func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
+	ClusterScoped bool
+}
+
+func (r *Reconciler) newBinding() client.Object {
+	if r.ClusterScoped {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
+// SetupWithManager registers the controller; every Work change re-aggregates its binding.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	name := "status-rb"
+	if r.ClusterScoped {
+		name = "status-crb"
+	}
+	return ctrl.NewControllerManagedBy(mgr).Named(name).
+		For(r.newBinding()).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
+			return bindingctrl.WorkOwner(o, r.ClusterScoped)
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+		Complete(r)
+}
+
+// Reconcile aggregates one binding.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := r.newBinding()
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	id := b.GetLabels()[binding.IDLabel(b)]
+	works := &workv1alpha1.WorkList{}
+	if err := r.Client.List(ctx, works, client.MatchingLabels{binding.IDLabel(b): id}); err != nil {
+		return ctrl.Result{}, err
+	}
+	byCluster := map[string]*workv1alpha1.Work{}
+	for i := range works.Items {
+		byCluster[strings.TrimPrefix(works.Items[i].Namespace, clusterv1alpha1.ExecutionSpacePrefix)] = &works.Items[i]
+	}
+	spec, status := binding.Spec(b), binding.Status(b)
+	items, cond := Aggregate(spec.Clusters, byCluster)
+	cond.ObservedGeneration = b.GetGeneration()
+	patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
+	newStatus := status.DeepCopy()
+	newStatus.AggregatedStatus = items
+	meta.SetStatusCondition(&newStatus.Conditions, cond)
+	if !equality.Semantic.DeepEqual(newStatus, status) {
+		*status = *newStatus
+		if err := r.Client.Status().Patch(ctx, b, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, r.writeTemplateStatus(ctx, spec, items)
+}
+
+// Aggregate builds aggregatedStatus (sorted by cluster) and the FullyApplied
+// condition from the Works of the target clusters.
+func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work) ([]workv1alpha2.AggregatedStatusItem, metav1.Condition) {
+	var items []workv1alpha2.AggregatedStatusItem
+	var pending []string
+	for _, tc := range targets {
+		item := workv1alpha2.AggregatedStatusItem{ClusterName: tc.Name}
+		w := works[tc.Name]
+		if w != nil {
+			if c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied); c != nil {
+				item.Applied = c.Status == metav1.ConditionTrue
+				if !item.Applied {
+					item.AppliedMessage = c.Message
+				}
+			}
+			if len(w.Status.ManifestStatuses) > 0 {
+				ms := w.Status.ManifestStatuses[0]
+				item.Status = ms.Status
+				item.Health = workv1alpha2.ResourceHealth(ms.Health)
+			}
+		}
+		if !item.Applied {
+			pending = append(pending, tc.Name)
+		}
+		items = append(items, item)
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].ClusterName < items[j].ClusterName })
+	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: ReasonFullyAppliedSuccess,
+		Message: "All works have been successfully applied"}
+	switch {
+	case len(targets) == 0:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonFullyAppliedFailed, "The binding is not scheduled to any cluster yet"
+	case len(pending) > 0:
+		sort.Strings(pending)
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonFullyAppliedFailed
+		cond.Message = fmt.Sprintf("Not applied yet in %d of %d clusters: %s", len(pending), len(targets), strings.Join(pending, ", "))
+	}
+	return items, cond
+}
+
+// writeTemplateStatus sets the template's .status from the aggregated items
+// when the interpreter knows the kind and the result differs.
+func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, items []workv1alpha2.AggregatedStatusItem) error {
+	gvk := binding.ResourceGVK(spec)
+	tmpl, found, err := r.Templates.Template(gvk, spec.Resource.Namespace, spec.Resource.Name)
+	if err != nil || !found {
+		return err
+	}
+	updated, err := interpreter.AggregateStatus(tmpl, items)
+	if err != nil || updated == nil || equality.Semantic.DeepEqual(updated.Object["status"], tmpl.Object["status"]) {
+		return err
+	}
+	gvr, ok := r.Resources(gvk)
+	if !ok {
+		return nil
+	}
+	rc := r.Dynamic.Resource(gvr)
+	var ri dynamic.ResourceInterface = rc
+	if spec.Resource.Namespace != "" {
+		ri = rc.Namespace(spec.Resource.Namespace)
+	}
+	_, err = ri.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		// No status subresource, or the template moved on: the next
+		// event brings a fresh copy.
+		if apierrors.IsConflict(err) {
+			return err
+		}
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,167 @@
+// Package controllermanager assembles Flotilla's controllers into one
+// process, as karmada-controller-manager (with karmada-scheduler in-process
+// by default): cluster status, detector, scheduler, binding, execution,
+// status aggregation and namespace sync.
+package controllermanager
+
+import (
+	"context"
+	"net/http"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/detector"
+	"github.com/flotilla-io/flotilla/internal/controller/execution"
+	"github.com/flotilla-io/flotilla/internal/controller/namespace"
+	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
+	"github.com/flotilla-io/flotilla/internal/controller/status"
+	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+)
+
+// Controller names accepted by Options.Controllers.
+var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace"}
+
+// Options configure the controller manager.
+type Options struct {
+	// Config reaches the control plane.
+	Config *rest.Config
+	// Controllers to run: "*" for all, names to add, "-name" to remove,
+	// as kube-controller-manager's --controllers.
+	Controllers []string
+	// LeaderElect makes replicas elect one active leader, holding the Lease
+	// karmada-system/<LeaderElectionID>.
+	LeaderElect      bool
+	LeaderElectionID string
+	// MetricsAddr serves Prometheus metrics; "0" disables.
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz; "0" disables.
+	HealthAddr string
+	// SkippedPropagatingNamespaces are regular expressions of namespaces
+	// namespace sync leaves alone.
+	SkippedPropagatingNamespaces []string
+}
+
+// Enabled resolves Options.Controllers to the set of controllers to run.
+// Errors name an unknown controller.
+func Enabled(spec []string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for _, s := range spec {
+		name := strings.TrimPrefix(s, "-")
+		switch {
+		case s == "*":
+			for _, c := range AllControllers {
+				if _, set := on[c]; !set {
+					on[c] = true
+				}
+			}
+		case !slices.Contains(AllControllers, name):
+			return nil, fmt.Errorf("unknown controller %q; known: %s", name, strings.Join(AllControllers, ", "))
+		default:
+			on[name] = !strings.HasPrefix(s, "-")
+		}
+	}
+	return on, nil
+}
+
+// Run builds the manager and runs it until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	on, err := Enabled(o.Controllers)
+	if err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(o.Config)
+	// Flotilla writes bindings, Works and status for every template; the
+	// client-go default of 5 QPS would throttle propagation to a crawl.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	var skipped []*regexp.Regexp
+	for _, p := range o.SkippedPropagatingNamespaces {
+		re, err := regexp.Compile("^(" + p + ")$")
+		if err != nil {
+			return fmt.Errorf("--skipped-propagating-namespaces: %q is not a regular expression: %w", p, err)
+		}
+		skipped = append(skipped, re)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  controlplane.NewScheme(),
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderElectionID,
+		LeaderElectionNamespace: "karmada-system",
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.HealthAddr,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Only member credentials are read; do not cache every Secret.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("create controller manager: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	c := mgr.GetClient()
+	members := &membercluster.Registry{Reader: c}
+	det := detector.New(c, mgr.GetCache(), dyn, disc)
+	type setup interface{ SetupWithManager(ctrl.Manager) error }
+	var setups []setup
+	if on["cluster"] {
+		setups = append(setups, &cluster.Reconciler{Client: c, Members: members})
+	}
+	if on["detector"] || on["binding"] || on["status"] {
+		// The detector's informers are the template cache of the binding
+		// and status controllers too.
+		if err := mgr.Add(det); err != nil {
+			return err
+		}
+	}
+	if on["scheduler"] {
+		setups = append(setups, &scheduling.Reconciler{Client: c}, &scheduling.Reconciler{Client: c, ClusterScoped: true})
+	}
+	if on["binding"] {
+		setups = append(setups, &binding.Reconciler{Client: c, Templates: det}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true})
+	}
+	if on["execution"] {
+		setups = append(setups, &execution.Reconciler{Client: c, Members: members})
+	}
+	if on["status"] {
+		for _, cs := range []bool{false, true} {
+			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs})
+		}
+	}
+	if on["namespace"] {
+		setups = append(setups, &namespace.Reconciler{Client: c, SkippedPatterns: skipped})
+	}
+	for _, s := range setups {
+		if err := s.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("set up %T: %w", s, err)
+		}
+	}
+	if o.HealthAddr != "0" && o.HealthAddr != "" {
+		if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+			return err
+		}
+	}
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,88 @@
+package interpreter
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+// aggregateService computes a Service template's status. Only type LoadBalancer has one: the
+// load balancer ingress points of every cluster, in cluster order, without exact duplicates.
+// As in Karmada, a point without a hostname gets the cluster's name as hostname, so that users
+// can tell which cluster it belongs to. Services of other types are left alone.
+func aggregateService(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	svcType, _, _ := unstructured.NestedString(template.Object, "spec", "type")
+	if svcType != string(corev1.ServiceTypeLoadBalancer) {
+		return template, nil
+	}
+	old := corev1.ServiceStatus{}
+	if _, err := typedField(template, &old, "status"); err != nil {
+		return nil, fmt.Errorf("reading the status of %s: %w", describe(template), err)
+	}
+	next := corev1.ServiceStatus{}
+	for _, item := range items {
+		member := corev1.ServiceStatus{}
+		ok, err := decodeItem(item, &member)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		for _, in := range member.LoadBalancer.Ingress {
+			if in.Hostname == "" {
+				in.Hostname = item.ClusterName
+			}
+			next.LoadBalancer.Ingress = appendNew(next.LoadBalancer.Ingress, in)
+		}
+	}
+	if apiequality.Semantic.DeepEqual(old, next) {
+		return template, nil
+	}
+	return withStatus(template, &next)
+}
+
+// aggregateIngress computes an Ingress template's status like a LoadBalancer Service's: the
+// load balancer ingress points of every cluster, hostnames defaulted to the cluster name.
+func aggregateIngress(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	old := networkingv1.IngressStatus{}
+	if _, err := typedField(template, &old, "status"); err != nil {
+		return nil, fmt.Errorf("reading the status of %s: %w", describe(template), err)
+	}
+	next := networkingv1.IngressStatus{}
+	for _, item := range items {
+		member := networkingv1.IngressStatus{}
+		ok, err := decodeItem(item, &member)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		for _, in := range member.LoadBalancer.Ingress {
+			if in.Hostname == "" {
+				in.Hostname = item.ClusterName
+			}
+			next.LoadBalancer.Ingress = appendNew(next.LoadBalancer.Ingress, in)
+		}
+	}
+	if apiequality.Semantic.DeepEqual(old, next) {
+		return template, nil
+	}
+	return withStatus(template, &next)
+}
+
+// appendNew appends v unless an equal element is already present.
+func appendNew[T any](list []T, v T) []T {
+	for i := range list {
+		if apiequality.Semantic.DeepEqual(list[i], v) {
+			return list
+		}
+	}
+	return append(list, v)
+}
