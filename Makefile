@@ -2,12 +2,20 @@
 SHELL := /bin/bash
 BIN := $(CURDIR)/bin/flotilla
 GO ?= go
+# Stamp the Kubernetes version the libraries come from, so API servers report
+# it (kubectl version, Cluster.status.kubernetesVersion).
+K8S_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+K8S_MINOR := $(word 2,$(subst ., ,$(K8S_VERSION)))
+LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 \
+	-X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
+	-X k8s.io/component-base/version.gitTreeState=clean
 
 .PHONY: build test unit e2e generate verify-generated up bench clean
 
 ## build: compile the single flotilla binary into bin/
 build:
-	$(GO) build -o $(BIN) ./cmd/flotilla
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flotilla
 
 ## up: build, then start the local stack in the foreground
 up: build

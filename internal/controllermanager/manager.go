@@ -6,8 +6,8 @@ package controllermanager
 
 import (
 	"context"
-	"net/http"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"

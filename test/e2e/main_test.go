@@ -27,8 +27,8 @@ func TestMain(m *testing.M) {
 		}
 		cleanup = func() { os.RemoveAll(dir) }
 		flotillaBin = filepath.Join(dir, "flotilla")
-		fmt.Fprintln(os.Stderr, "e2e: FLOTILLA_BIN not set; building ./cmd/flotilla (set it to skip this)")
-		build := exec.Command("go", "build", "-o", flotillaBin, "../../cmd/flotilla")
+		fmt.Fprintln(os.Stderr, "e2e: FLOTILLA_BIN not set; building it with make (set it to skip this)")
+		build := exec.Command("make", "-C", "../..", "build", "BIN="+flotillaBin)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: build failed:", err)

@@ -281,4 +281,3 @@ func Prune(m *unstructured.Unstructured) {
 		unstructured.RemoveNestedField(m.Object, "secrets")
 	}
 }
-

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,7 +145,7 @@ func (r *Reconciler) observe(ctx context.Context, cluster *clusterv1alpha1.Clust
 	}
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
 		Type: clusterv1alpha1.ClusterConditionCompleteAPIEnablements, Status: complete,
-		Reason: map[metav1.ConditionStatus]string{metav1.ConditionTrue: "CompleteAPIEnablements", metav1.ConditionFalse: "IncompleteAPIEnablements"}[complete],
+		Reason:  map[metav1.ConditionStatus]string{metav1.ConditionTrue: "CompleteAPIEnablements", metav1.ConditionFalse: "IncompleteAPIEnablements"}[complete],
 		Message: "", ObservedGeneration: cluster.Generation,
 	})
 	if err := summarize(ctx, m, &status); err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,9 +35,13 @@ type policy struct {
 
 func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	obj, w, ok := d.template(key)
+	if !ok && w != nil {
+		// The binding's owner reference lets the garbage collector remove
+		// it too, but that can lag by the collector's discovery period;
+		// deleting it here makes removal from members immediate.
+		return d.deleteBinding(ctx, key, w)
+	}
 	if !ok || obj.GetDeletionTimestamp() != nil || SkipNamespace(obj.GetNamespace()) {
-		// A deleted template takes its binding with it through the
-		// binding's owner reference (garbage collection).
 		return nil
 	}
 	if obj.GetKind() == "" {
@@ -269,4 +273,22 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		return fmt.Errorf("update binding %s: %w", b.GetName(), err)
 	}
 	return nil
+}
+
+// deleteBinding removes the binding of a template that no longer exists.
+func (d *Detector) deleteBinding(ctx context.Context, key templateKey, w *watched) error {
+	b := binding.New(key.Namespace, binding.Name(key.Name, w.gvk.Kind))
+	if err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	res := binding.Spec(b).Resource
+	if res.Name != key.Name || res.Kind != w.gvk.Kind || !b.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	uid := b.GetUID()
+	err := d.Client.Delete(ctx, b, client.Preconditions{UID: &uid})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }

@@ -277,4 +277,3 @@ func (r *Reconciler) deleteManifest(ctx context.Context, m *membercluster.Member
 	}
 	return err
 }
-

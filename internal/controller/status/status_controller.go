@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,9 +40,9 @@ const (
 
 // Reconciler aggregates status for one binding kind.
 type Reconciler struct {
-	Client        client.Client
-	Dynamic       dynamic.Interface
-	Templates     bindingctrl.TemplateGetter
+	Client    client.Client
+	Dynamic   dynamic.Interface
+	Templates bindingctrl.TemplateGetter
 	// Resources maps a template's kind to its resource, for status writes.
 	Resources     func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
 	ClusterScoped bool

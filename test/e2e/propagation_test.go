@@ -1,0 +1,281 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// get runs kubectl get with a jsonpath on the control plane ("") or a
+// member and returns the output, or "" when the object does not exist.
+func (s *stack) get(member string, args ...string) string {
+	kc, ctx := s.kubeconfig(member)
+	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kc, "--context", ctx, "get"}, args...)...).CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// waitFor polls a kubectl get until its output equals want.
+func (s *stack) waitFor(t *testing.T, want, member string, args ...string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, fmt.Sprintf("%q on %q to be %q", strings.Join(args, " "), member, want), func() (bool, string) {
+		got := s.get(member, args...)
+		return got == want, got
+	})
+}
+
+func weightedPolicy(name, selectName string, w1, w2 int) string {
+	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %s, namespace: default}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: %s}
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [member1]}, weight: %d}
+        - {targetCluster: {clusterNames: [member2]}, weight: %d}
+`, name, selectName, w1, w2)
+}
+
+func deploymentYAML(namespace, name string, replicas int, image string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[2]s, namespace: %[1]s, labels: {app: %[2]s}}
+spec:
+  replicas: %[3]d
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s}}
+    spec:
+      containers: [{name: app, image: %[4]s}]
+`, namespace, name, replicas, image)
+}
+
+func (s *stack) mustApply(t *testing.T, member, yaml string) {
+	t.Helper()
+	kc, ctx := s.kubeconfig(member)
+	cmd := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader(yaml)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("apply on %q: %v\n%s\n%s", member, err, out, yaml)
+	}
+}
+
+func TestPropagation(t *testing.T) {
+	s := startStack(t, 2)
+	shared := sharedDir(t)
+
+	t.Run("members are registered and Ready", func(t *testing.T) {
+		s.waitFor(t, "True True", "", "clusters", "-o", "jsonpath={.items[*].status.conditions[?(@.type=='Ready')].status}")
+		out := s.kubectl("", "get", "cluster", "member1", "-o", "jsonpath={.spec.syncMode} {.spec.region} {.status.kubernetesVersion} {.status.nodeSummary.readyNum}")
+		if !strings.HasPrefix(out, "Push region-1 v1.37") || !strings.HasSuffix(out, " 3") {
+			t.Errorf("cluster member1: %q", out)
+		}
+		if s.get("", "ns", "karmada-es-member1", "-o", "name") == "" {
+			t.Errorf("execution namespace karmada-es-member1 missing")
+		}
+	})
+
+	t.Run("the nginx sample runs in member1 and member2 and reports aggregated status", func(t *testing.T) {
+		s.kubectl("", "apply", "-f", filepath.Join(shared, "reference", "karmada-samples", "nginx"))
+		for _, m := range []string{"member1", "member2"} {
+			s.waitFor(t, "1", m, "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas}")
+		}
+		s.waitFor(t, "2 2", "", "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas} {.status.availableReplicas}")
+		gen := s.get("", "deploy", "nginx", "-o", "jsonpath={.metadata.generation}")
+		s.waitFor(t, gen, "", "deploy", "nginx", "-o", "jsonpath={.status.observedGeneration}")
+		s.waitFor(t, "True", "", "rb", "nginx-deployment", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
+		if got := s.get("", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.propagationpolicy\\.karmada\\.io/permanent-id}"); got == "" {
+			t.Errorf("template has no permanent-id claim label")
+		}
+	})
+
+	t.Run("Divided static weights 2:1 give 2 and 1, then 4 and 2 after scaling", func(t *testing.T) {
+		s.mustApply(t, "", deploymentYAML("default", "weighted", 3, "nginx:1.24")+"---\n"+weightedPolicy("weighted", "weighted", 2, 1))
+		s.waitFor(t, "2", "member1", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
+		s.waitFor(t, "1", "member2", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
+		s.kubectl("", "scale", "deploy", "weighted", "--replicas=6")
+		s.waitFor(t, "4", "member1", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
+		s.waitFor(t, "2", "member2", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
+		s.waitFor(t, "6", "", "deploy", "weighted", "-o", "jsonpath={.status.readyReplicas}")
+	})
+
+	t.Run("a template change reaches the members, and deleting it removes them", func(t *testing.T) {
+		s.kubectl("", "set", "image", "deploy/weighted", "app=nginx:1.25")
+		for _, m := range []string{"member1", "member2"} {
+			s.waitFor(t, "nginx:1.25", m, "deploy", "weighted", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+		}
+		s.kubectl("", "delete", "deploy", "weighted")
+		for _, m := range []string{"member1", "member2"} {
+			s.waitFor(t, "", m, "deploy", "weighted", "-o", "name")
+		}
+		s.waitFor(t, "", "", "rb", "weighted-deployment", "-o", "name")
+		s.waitFor(t, "", "", "works", "-A", "-l", "resourcebinding.karmada.io/permanent-id", "-o", "jsonpath={.items[?(@.metadata.name=='weighted')].metadata.name}")
+	})
+
+	t.Run("a new namespace appears in every member, except skipped ones", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "team-a")
+		s.kubectl("", "create", "namespace", "kube-private")
+		s.mustApply(t, "", "apiVersion: v1\nkind: Namespace\nmetadata: {name: quiet, labels: {namespace.karmada.io/skip-auto-propagation: \"true\"}}\n")
+		for _, m := range []string{"member1", "member2"} {
+			s.waitFor(t, "namespace/team-a", m, "ns", "team-a", "-o", "name")
+		}
+		if s.get("member1", "ns", "kube-private", "-o", "name") != "" || s.get("member1", "ns", "quiet", "-o", "name") != "" {
+			t.Errorf("a skipped namespace reached member1")
+		}
+	})
+
+	t.Run("the guestbook sample propagates a CRD and its instances", func(t *testing.T) {
+		base := filepath.Join(shared, "reference", "karmada-samples", "guestbook")
+		s.kubectl("", "apply", "-f", filepath.Join(base, "guestbooks-crd.yaml"))
+		s.kubectl("", "wait", "--for=condition=Established", "--timeout=60s", "crd/guestbooks.webapp.my.domain")
+		for _, f := range []string{"guestbooks-clusterpropagationpolicy.yaml", "guestbooks-propagationpolicy.yaml", "guestbook.yaml"} {
+			s.kubectl("", "apply", "-f", filepath.Join(base, f))
+		}
+		s.waitFor(t, "customresourcedefinition.apiextensions.k8s.io/guestbooks.webapp.my.domain", "member1", "crd", "guestbooks.webapp.my.domain", "-o", "name")
+		s.waitFor(t, "2", "member1", "guestbooks.webapp.my.domain", "guestbook-sample", "-o", "jsonpath={.spec.size}")
+		if s.get("member2", "crd", "guestbooks.webapp.my.domain", "-o", "name") != "" {
+			t.Errorf("the CRD reached member2, which the policy does not select")
+		}
+	})
+
+	t.Run("batch migration adopts existing Deployments with Overwrite and refuses with Abort", func(t *testing.T) {
+		s.kubectl("member1", "create", "namespace", "foo")
+		s.kubectl("member1", "create", "namespace", "bar")
+		legacy := deploymentYAML("foo", "legacy-a", 2, "nginx:1.24") + "---\n" + deploymentYAML("foo", "legacy-b", 1, "nginx:1.24")
+		s.mustApply(t, "member1", legacy)
+		s.mustApply(t, "member1", deploymentYAML("bar", "legacy-c", 1, "nginx:1.24"))
+		s.waitFor(t, "2", "member1", "deploy", "legacy-a", "-n", "foo", "-o", "jsonpath={.status.readyReplicas}")
+		uidA := s.get("member1", "deploy", "legacy-a", "-n", "foo", "-o", "jsonpath={.metadata.uid}")
+		podsBefore := s.get("member1", "pods", "-n", "foo", "-o", "jsonpath={.items[*].metadata.uid}")
+
+		// The seed's batch-migration policy, re-indented under spec.
+		blocks := seedYAMLBlocks(t)
+		s.kubectl("", "create", "namespace", "foo")
+		s.kubectl("", "create", "namespace", "bar")
+		s.mustApply(t, "", legacy)
+		s.mustApply(t, "", reindentUnderSpec(blocks[4]))
+		for _, d := range []string{"legacy-a", "legacy-b"} {
+			s.waitFor(t, "true", "member1", "deploy", d, "-n", "foo", "-o", "jsonpath={.metadata.labels.karmada\\.io/managed}")
+		}
+		if got := s.get("member1", "deploy", "legacy-a", "-n", "foo", "-o", "jsonpath={.metadata.uid}"); got != uidA {
+			t.Errorf("legacy-a was recreated: uid %s, was %s", got, uidA)
+		}
+		s.waitFor(t, "3", "", "deploy", "-n", "foo", "-o", "jsonpath={.items[*].status.readyReplicas}")
+		if got := s.get("member1", "pods", "-n", "foo", "-o", "jsonpath={.items[*].metadata.uid}"); got != podsBefore {
+			t.Errorf("pods were replaced during adoption:\nbefore %s\nafter  %s", podsBefore, got)
+		}
+
+		s.mustApply(t, "", deploymentYAML("bar", "legacy-c", 1, "nginx:1.25")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: bar-pp, namespace: bar}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`)
+		s.waitFor(t, "False", "", "works", "-n", "karmada-es-member1", "-o", "jsonpath={.items[?(@.spec.workload.manifests[0].metadata.name=='legacy-c')].status.conditions[?(@.type=='Applied')].status}")
+		msg := s.get("", "works", "-n", "karmada-es-member1", "-o", "jsonpath={.items[?(@.spec.workload.manifests[0].metadata.name=='legacy-c')].status.conditions[?(@.type=='Applied')].message}")
+		if !strings.Contains(msg, "already exists") || !strings.Contains(msg, "conflictResolution") {
+			t.Errorf("conflict message does not explain itself: %q", msg)
+		}
+		if got := s.get("member1", "deploy", "legacy-c", "-n", "bar", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != "nginx:1.24" {
+			t.Errorf("the Abort policy changed the member object: image %q", got)
+		}
+	})
+
+	t.Run("a manual edit in a member is reverted", func(t *testing.T) {
+		s.kubectl("member1", "scale", "deploy", "nginx", "--replicas=5")
+		s.kubectl("member1", "set", "image", "deploy/nginx", "nginx=busybox")
+		s.waitFor(t, "1 nginx", "member1", "deploy", "nginx", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}")
+	})
+
+	t.Run("unregistering a cluster removes its Works and what Flotilla created there", func(t *testing.T) {
+		s.kubectl("", "delete", "cluster", "member2", "--wait=false")
+		s.waitFor(t, "", "member2", "deploy", "nginx", "-o", "name")
+		s.waitFor(t, "", "", "ns", "karmada-es-member2", "-o", "name")
+		s.waitFor(t, "", "", "cluster", "member2", "-o", "name")
+		s.waitFor(t, "2", "member1", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}")
+	})
+}
+
+// controllerManagerPID finds the running flotilla controller-manager of the stack.
+func (s *stack) controllerManagerPID() int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 2 && args[1] == "controller-manager" && strings.Contains(string(cmdline), s.dataDir) {
+			var pid int
+			fmt.Sscan(e.Name(), &pid)
+			return pid
+		}
+	}
+	return 0
+}
+
+func TestKillDuringPropagation(t *testing.T) {
+	s := startStack(t, 2)
+	const n = 200
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(deploymentYAML("load", fmt.Sprintf("app-%03d", i), 1, "nginx"))
+		b.WriteString("---\n")
+	}
+	s.kubectl("", "create", "namespace", "load")
+	s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all, namespace: load}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2]}}
+`)
+	s.mustApply(t, "", b.String())
+	// Kill the controller manager once propagation is under way but not done.
+	eventually(t, 2*time.Minute, "some Works to exist", func() (bool, string) {
+		got := s.get("", "works", "-n", "karmada-es-member1", "-o", "name")
+		c := strings.Count(got, "\n") + 1
+		return got != "" && c >= 10, fmt.Sprint(c)
+	})
+	pid := s.controllerManagerPID()
+	if pid == 0 {
+		t.Fatal("no controller-manager process found")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// flotilla up restarts it; propagation must complete exactly once.
+	eventually(t, 5*time.Minute, "every Deployment in both members", func() (bool, string) {
+		a := len(strings.Fields(s.get("member1", "deploy", "-n", "load", "-o", "jsonpath={.items[*].metadata.name}")))
+		c := len(strings.Fields(s.get("member2", "deploy", "-n", "load", "-o", "jsonpath={.items[*].metadata.name}")))
+		return a == n && c == n, fmt.Sprintf("member1 %d, member2 %d", a, c)
+	})
+	if newPID := s.controllerManagerPID(); newPID == pid || newPID == 0 {
+		t.Errorf("controller-manager was not restarted (pid %d, before %d)", newPID, pid)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		works := len(strings.Fields(s.get("", "works", "-n", "karmada-es-"+m, "-l", "resourcebinding.karmada.io/permanent-id", "-o", "jsonpath={.items[*].metadata.name}")))
+		if works != n {
+			t.Errorf("%s has %d Works, want %d (one per template)", m, works, n)
+		}
+	}
+	if rbs := len(strings.Fields(s.get("", "rb", "-n", "load", "-o", "jsonpath={.items[*].metadata.name}"))); rbs != n {
+		t.Errorf("%d ResourceBindings, want %d", rbs, n)
+	}
+}
