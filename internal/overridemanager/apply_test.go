@@ -16,17 +16,8 @@ import (
 // TestKarmadaSamples applies the upstream sample OverridePolicies to their resource templates for
 // member1 and member2 and checks the manifest each member receives and the recorded annotation.
 func TestKarmadaSamples(t *testing.T) {
-	nginx := object(t, string(referenceFile(t, "karmada-samples/nginx/deployment.yaml")))
-	nginx.SetNamespace("default")
-	nginxOP := &policyv1alpha1.OverridePolicy{}
-	decodeYAML(t, referenceFile(t, "karmada-samples/nginx/overridepolicy.yaml"), nginxOP)
-	nginxOP.Namespace = "default"
-
-	guestbook := object(t, string(referenceFile(t, "karmada-samples/guestbook/guestbook.yaml")))
-	guestbook.SetNamespace("default")
-	guestbookOP := &policyv1alpha1.OverridePolicy{}
-	decodeYAML(t, referenceFile(t, "karmada-samples/guestbook/guestbooks-overridepolicy.yaml"), guestbookOP)
-	guestbookOP.Namespace = "default"
+	nginx, nginxOP := loadSample(t, "nginx/deployment.yaml", "nginx/overridepolicy.yaml")
+	guestbook, guestbookOP := loadSample(t, "guestbook/guestbook.yaml", "guestbook/guestbooks-overridepolicy.yaml")
 
 	tests := []struct {
 		name           string
@@ -96,6 +87,18 @@ func TestKarmadaSamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadSample reads an upstream sample template and OverridePolicy, placing both in namespace
+// "default" as kubectl would.
+func loadSample(t *testing.T, templateFile, policyFile string) (*unstructured.Unstructured, *policyv1alpha1.OverridePolicy) {
+	t.Helper()
+	template := object(t, string(referenceFile(t, "karmada-samples/"+templateFile)))
+	template.SetNamespace("default")
+	policy := &policyv1alpha1.OverridePolicy{}
+	decodeYAML(t, referenceFile(t, "karmada-samples/"+policyFile), policy)
+	policy.Namespace = "default"
+	return template, policy
 }
 
 func TestSelection(t *testing.T) {

@@ -216,29 +216,35 @@ func decodeJSON(raw []byte) (any, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("unexpected data after the JSON value")
 	}
-	return normalizeNumbers(v), nil
+	return normalizeNumbers(v)
 }
 
-func normalizeNumbers(v any) any {
+func normalizeNumbers(v any) (any, error) {
+	var err error
 	switch t := v.(type) {
 	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
+		if i, ierr := t.Int64(); ierr == nil {
+			return i, nil
 		}
-		if f, err := t.Float64(); err == nil {
-			return f
+		f, ferr := t.Float64()
+		if ferr != nil {
+			return nil, fmt.Errorf("number %s is out of range", t)
 		}
-		return t.String()
+		return f, nil
 	case map[string]any:
 		for k, e := range t {
-			t[k] = normalizeNumbers(e)
+			if t[k], err = normalizeNumbers(e); err != nil {
+				return nil, err
+			}
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = normalizeNumbers(e)
+			if t[i], err = normalizeNumbers(e); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return v
+	return v, nil
 }
 
 // encodeJSON marshals v compactly without escaping <, > and &, which would needlessly rewrite

@@ -1,12 +1,13 @@
 package overridemanager
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 
+	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
@@ -36,10 +37,10 @@ func applyOverriders(obj *unstructured.Unstructured, o *policyv1alpha1.Overrider
 			return applyCommandArgsOverrider(obj, "args", &o.ArgsOverrider[i])
 		}},
 		{"labelsOverrider", len(o.LabelsOverrider), func(i int) (string, error) {
-			return "/metadata/labels", applyStringMapOverrider(obj, obj.GetLabels, obj.SetLabels, &o.LabelsOverrider[i])
+			return "/metadata/labels", applyStringMapOverrider(obj.GetLabels, obj.SetLabels, &o.LabelsOverrider[i])
 		}},
 		{"annotationsOverrider", len(o.AnnotationsOverrider), func(i int) (string, error) {
-			return "/metadata/annotations", applyStringMapOverrider(obj, obj.GetAnnotations, obj.SetAnnotations, &o.AnnotationsOverrider[i])
+			return "/metadata/annotations", applyStringMapOverrider(obj.GetAnnotations, obj.SetAnnotations, &o.AnnotationsOverrider[i])
 		}},
 		{"fieldOverrider", len(o.FieldOverrider), func(i int) (string, error) {
 			return applyFieldOverrider(obj, &o.FieldOverrider[i])
@@ -85,7 +86,7 @@ func applyPlaintext(obj *unstructured.Unstructured, p *policyv1alpha1.PlaintextO
 // given accessors. Karmada's semantics: add sets every listed key (overwriting existing values);
 // remove deletes every listed key that is present, whatever its value; replace changes only
 // listed keys that are already present. The map is created by add when absent.
-func applyStringMapOverrider(obj *unstructured.Unstructured, get func() map[string]string, set func(map[string]string), o *policyv1alpha1.LabelAnnotationOverrider) error {
+func applyStringMapOverrider(get func() map[string]string, set func(map[string]string), o *policyv1alpha1.LabelAnnotationOverrider) error {
 	current := get()
 	switch o.Operator {
 	case policyv1alpha1.OverriderOpAdd:
@@ -161,22 +162,66 @@ func patchEmbeddedJSON(text string, ops []policyv1alpha1.JSONPatchOperation) (st
 	return string(out), err
 }
 
+// patchEmbeddedYAML patches a YAML document. It reads YAML 1.2 (only true and false are
+// booleans), so keys and values such as "on", "yes" or "n" survive as strings, unlike a YAML 1.1
+// round trip.
 func patchEmbeddedYAML(text string, ops []policyv1alpha1.YAMLPatchOperation) (string, error) {
-	asJSON, err := yaml.YAMLToJSON([]byte(text))
-	if err != nil {
+	var decoded any
+	if err := yaml.Unmarshal([]byte(text), &decoded); err != nil {
 		return "", fmt.Errorf("field does not hold a YAML document: %w", err)
 	}
-	doc, err := decodeJSON(asJSON)
+	doc, err := jsonCompatible(decoded)
 	if err != nil {
-		return "", fmt.Errorf("field does not hold a YAML document: %w", err)
+		return "", fmt.Errorf("field does not hold a YAML document that JSON patch can address: %w", err)
 	}
 	for i := range ops {
 		if doc, err = patchEmbedded(doc, ops[i].Operator, ops[i].SubPath, ops[i].Value.Raw); err != nil {
 			return "", fmt.Errorf("yaml[%d] (subPath %q): %w", i, ops[i].SubPath, err)
 		}
 	}
-	out, err := yaml.Marshal(doc)
-	return string(out), err
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return "", err
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// jsonCompatible converts a decoded YAML value to the generic JSON tree: integers become int64,
+// and mappings must have string keys.
+func jsonCompatible(v any) (any, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			c, err := jsonCompatible(e)
+			if err != nil {
+				return nil, err
+			}
+			t[k] = c
+		}
+		return t, nil
+	case []any:
+		for i, e := range t {
+			c, err := jsonCompatible(e)
+			if err != nil {
+				return nil, err
+			}
+			t[i] = c
+		}
+		return t, nil
+	case int:
+		return int64(t), nil
+	case uint64:
+		return float64(t), nil
+	case nil, string, bool, int64, float64:
+		return t, nil
+	default:
+		return nil, fmt.Errorf("unsupported YAML value of type %T (mapping keys must be strings)", v)
+	}
 }
 
 func patchEmbedded(doc any, op policyv1alpha1.OverriderOperator, subPath string, raw []byte) (any, error) {

@@ -98,6 +98,11 @@ func TestPropagation(t *testing.T) {
 		gen := s.get("", "deploy", "nginx", "-o", "jsonpath={.metadata.generation}")
 		s.waitFor(t, gen, "", "deploy", "nginx", "-o", "jsonpath={.status.observedGeneration}")
 		s.waitFor(t, "True", "", "rb", "nginx-deployment", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
+		// The sample's OverridePolicy labels the member2 copy only.
+		s.waitFor(t, "skoala-dev", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+		if got := s.get("member1", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}"); got != "" {
+			t.Errorf("member1's nginx got the member2 override: env=%q", got)
+		}
 		if got := s.get("", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.propagationpolicy\\.karmada\\.io/permanent-id}"); got == "" {
 			t.Errorf("template has no permanent-id claim label")
 		}
@@ -174,7 +179,7 @@ func TestPropagation(t *testing.T) {
 		if got := s.get("member1", "deploy", "legacy-a", "-n", "foo", "-o", "jsonpath={.metadata.uid}"); got != uidA {
 			t.Errorf("legacy-a was recreated: uid %s, was %s", got, uidA)
 		}
-		s.waitFor(t, "3", "", "deploy", "-n", "foo", "-o", "jsonpath={.items[*].status.readyReplicas}")
+		s.waitFor(t, "2 1", "", "deploy", "-n", "foo", "-o", "jsonpath={.items[*].status.readyReplicas}")
 		if got := s.get("member1", "pods", "-n", "foo", "-o", "jsonpath={.items[*].metadata.uid}"); got != podsBefore {
 			t.Errorf("pods were replaced during adoption:\nbefore %s\nafter  %s", podsBefore, got)
 		}

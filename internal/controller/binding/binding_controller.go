@@ -29,6 +29,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/overridemanager"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 )
 
@@ -68,8 +69,34 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			return WorkOwner(o, r.ClusterScoped)
 		})).
+		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
 		Complete(r)
+}
+
+// bindingsIn re-renders the bindings an override policy may affect: those in
+// its namespace, or all for a cluster-scoped policy.
+func (r *Reconciler) bindingsIn(ctx context.Context, policy client.Object) []ctrl.Request {
+	var reqs []ctrl.Request
+	if r.ClusterScoped {
+		list := &workv1alpha2.ClusterResourceBindingList{}
+		if err := r.Client.List(ctx, list); err != nil {
+			return nil
+		}
+		for _, b := range list.Items {
+			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: b.Name}})
+		}
+		return reqs
+	}
+	list := &workv1alpha2.ResourceBindingList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(policy.GetNamespace())); err != nil {
+		return nil
+	}
+	for _, b := range list.Items {
+		reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+	}
+	return reqs
 }
 
 // WorkOwner maps a Work to the request of its binding of the given kind, if any.
@@ -117,6 +144,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
+	ops, cops, clusters, err := r.overrideInputs(ctx, b.GetNamespace())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	keep := map[string]bool{}
 	for _, tc := range spec.Clusters {
 		ns := clusterv1alpha1.ExecutionNamespace(tc.Name)
@@ -125,12 +156,77 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if c, ok := clusters[tc.Name]; ok {
+			if manifest, err = applyOverrides(manifest, c, ops, cops); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		if err := r.ensureWork(ctx, b, id, ns, manifest); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	_, err = r.deleteWorks(ctx, id, keep)
 	return ctrl.Result{}, err
+}
+
+// overrideInputs lists the OverridePolicies of the binding's namespace, every
+// ClusterOverridePolicy, and the clusters by name.
+func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1alpha1.OverridePolicy, []*policyv1alpha1.ClusterOverridePolicy, map[string]*clusterv1alpha1.Cluster, error) {
+	var ops []*policyv1alpha1.OverridePolicy
+	if ns != "" {
+		list := &policyv1alpha1.OverridePolicyList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, nil, nil, err
+		}
+		for i := range list.Items {
+			ops = append(ops, &list.Items[i])
+		}
+	}
+	clist := &policyv1alpha1.ClusterOverridePolicyList{}
+	if err := r.Client.List(ctx, clist); err != nil {
+		return nil, nil, nil, err
+	}
+	cops := make([]*policyv1alpha1.ClusterOverridePolicy, 0, len(clist.Items))
+	for i := range clist.Items {
+		cops = append(cops, &clist.Items[i])
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		return nil, nil, nil, err
+	}
+	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters.Items))
+	for i := range clusters.Items {
+		byName[clusters.Items[i].Name] = &clusters.Items[i]
+	}
+	return ops, cops, byName, nil
+}
+
+// applyOverrides applies the OverridePolicies and ClusterOverridePolicies
+// that select the manifest for cluster c, and records which ones did in
+// Karmada's policy.karmada.io/applied-overrides annotations.
+func applyOverrides(m *unstructured.Unstructured, c *clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, error) {
+	if len(ops) == 0 && len(cops) == 0 {
+		return m, nil
+	}
+	out, applied, err := overridemanager.Apply(m, c, ops, cops)
+	if err != nil {
+		return nil, fmt.Errorf("override for cluster %s: %w", c.Name, err)
+	}
+	extra, err := applied.Annotations()
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) > 0 {
+		ann := out.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		for k, v := range extra {
+			ann[k] = v
+		}
+		out.SetAnnotations(ann)
+	}
+	return out, nil
 }
 
 // ensureWork creates or updates the Work in ns holding manifest.
