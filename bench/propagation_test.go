@@ -1,0 +1,298 @@
+// Package bench measures propagation latency, burst throughput, status
+// aggregation and controller-manager memory against a real local stack
+// (`make bench`). Nothing here is a pass/fail test: results are reported
+// as benchmark metrics and a Markdown table for bench/README.md.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+)
+
+const ns = "bench"
+
+type harness struct {
+	b       *testing.B
+	dataDir string
+	cp      kubernetes.Interface
+	members []kubernetes.Interface
+
+	mu      sync.Mutex
+	sent    map[string]time.Time
+	arrived map[string]map[int]time.Time // name -> member index -> first seen
+}
+
+func client(b *testing.B, kubeconfig, context string) kubernetes.Interface {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 2000, 4000
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+func startHarness(b *testing.B) *harness {
+	bin := os.Getenv("FLOTILLA_BIN")
+	if bin == "" {
+		b.Skip("set FLOTILLA_BIN (make bench does)")
+	}
+	h := &harness{b: b, dataDir: b.TempDir(), sent: map[string]time.Time{}, arrived: map[string]map[int]time.Time{}}
+	run := func(args ...string) string {
+		var out bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("flotilla %v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	start := time.Now()
+	run("up", "--members", "3", "--node-pods", "600", "--detach", "--data-dir", h.dataDir)
+	b.Logf("stack ready in %s", time.Since(start).Round(100*time.Millisecond))
+	b.Cleanup(func() { run("down", "--data-dir", h.dataDir) })
+	h.cp = client(b, filepath.Join(h.dataDir, "karmada.config"), "karmada-apiserver")
+	for i := 1; i <= 3; i++ {
+		h.members = append(h.members, client(b, filepath.Join(h.dataDir, "members.config"), fmt.Sprintf("member%d", i)))
+	}
+	ctx := context.Background()
+	if _, err := h.cp.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	policy := exec.Command("kubectl", "--kubeconfig", filepath.Join(h.dataDir, "karmada.config"), "apply", "-f", "-")
+	policy.Stdin = strings.NewReader(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all, namespace: bench}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2, member3]}}
+`)
+	if out, err := policy.CombinedOutput(); err != nil {
+		b.Fatalf("%v: %s", err, out)
+	}
+	for i, m := range h.members {
+		h.watch(i, m)
+	}
+	h.waitFor("the bench namespace in every member", time.Minute, func() bool {
+		for _, m := range h.members {
+			if _, err := m.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	return h
+}
+
+func (h *harness) watch(i int, m kubernetes.Interface) {
+	f := informers.NewSharedInformerFactoryWithOptions(m, 0, informers.WithNamespace(ns))
+	inf := f.Apps().V1().Deployments().Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		now := time.Now()
+		d := obj.(*appsv1.Deployment)
+		h.mu.Lock()
+		if h.arrived[d.Name] == nil {
+			h.arrived[d.Name] = map[int]time.Time{}
+		}
+		if _, seen := h.arrived[d.Name][i]; !seen {
+			h.arrived[d.Name][i] = now
+		}
+		h.mu.Unlock()
+	}})
+	stop := make(chan struct{})
+	h.b.Cleanup(func() { close(stop) })
+	f.Start(stop)
+	f.WaitForCacheSync(stop)
+}
+
+func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.b.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func deployment(name string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+			},
+		},
+	}
+}
+
+func (h *harness) create(name string) {
+	h.mu.Lock()
+	h.sent[name] = time.Now()
+	h.mu.Unlock()
+	if _, err := h.cp.AppsV1().Deployments(ns).Create(context.Background(), deployment(name), metav1.CreateOptions{}); err != nil {
+		h.b.Errorf("create %s: %v", name, err)
+	}
+}
+
+// latencies waits until every name has arrived in all members and returns
+// each one's latency (send to the last member's watch delivery) and the
+// time the last copy arrived.
+func (h *harness) latencies(names []string, timeout time.Duration) ([]time.Duration, time.Time) {
+	h.waitFor(fmt.Sprintf("%d Deployments in 3 members", len(names)), timeout, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, n := range names {
+			if len(h.arrived[n]) < len(h.members) {
+				return false
+			}
+		}
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []time.Duration
+	var last time.Time
+	for _, n := range names {
+		var latest time.Time
+		for _, t := range h.arrived[n] {
+			if t.After(latest) {
+				latest = t
+			}
+		}
+		if latest.After(last) {
+			last = latest
+		}
+		out = append(out, latest.Sub(h.sent[n]))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, last
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	i := int(float64(len(d)-1) * p)
+	return d[i]
+}
+
+func (h *harness) steady(name string, count int, rate float64) []time.Duration {
+	var names []string
+	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+	defer tick.Stop()
+	var wg sync.WaitGroup
+	for i := range count {
+		<-tick.C
+		n := fmt.Sprintf("%s-%04d", name, i)
+		names = append(names, n)
+		wg.Add(1)
+		go func() { defer wg.Done(); h.create(n) }()
+	}
+	wg.Wait()
+	lat, _ := h.latencies(names, 5*time.Minute)
+	return lat
+}
+
+// controllerManagerRSS returns the peak resident memory (VmHWM) of the
+// stack's flotilla controller-manager, in MiB.
+func (h *harness) controllerManagerRSS() float64 {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) || !bytes.Contains(cmdline, []byte(h.dataDir)) {
+			continue
+		}
+		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// BenchmarkPropagation runs the whole scenario once (use -benchtime 1x).
+func BenchmarkPropagation(b *testing.B) {
+	h := startHarness(b)
+	for range b.N {
+		ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
+		one := h.steady("s1", 100, 1)
+		ten := h.steady("s10", 300, 10)
+
+		var names []string
+		for i := range 1000 {
+			names = append(names, fmt.Sprintf("burst-%04d", i))
+		}
+		start := time.Now()
+		work := make(chan string)
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range work {
+					h.create(n)
+				}
+			}()
+		}
+		for _, n := range names {
+			work <- n
+		}
+		close(work)
+		wg.Wait()
+		created := time.Since(start)
+		burst, last := h.latencies(names, 10*time.Minute)
+		allIn := last.Sub(start)
+
+		ctx := context.Background()
+		h.waitFor("aggregated ready status of every burst template", 15*time.Minute, func() bool {
+			list, err := h.cp.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false
+			}
+			ready := 0
+			for _, d := range list.Items {
+				if strings.HasPrefix(d.Name, "burst-") && d.Status.ReadyReplicas == 3 && d.Status.ObservedGeneration == d.Generation {
+					ready++
+				}
+			}
+			return ready == len(names)
+		})
+		aggregated := time.Since(start)
+		rss := h.controllerManagerRSS()
+
+		b.ReportMetric(float64(pct(one, 0.99).Milliseconds()), "p99-1/s-ms")
+		b.ReportMetric(float64(pct(ten, 0.99).Milliseconds()), "p99-10/s-ms")
+		b.ReportMetric(allIn.Seconds(), "burst-all-3000-in-s")
+		b.ReportMetric(rss, "cm-peak-rss-MiB")
+		fmt.Printf("\n| measure | p50 | p90 | p99 |\n|---|---|---|---|\n")
+		fmt.Printf("| 100 at 1/s | %s | %s | %s |\n", ms(pct(one, .5)), ms(pct(one, .9)), ms(pct(one, .99)))
+		fmt.Printf("| 300 at 10/s | %s | %s | %s |\n", ms(pct(ten, .5)), ms(pct(ten, .9)), ms(pct(ten, .99)))
+		fmt.Printf("| burst of 1,000 | %s | %s | %s |\n\n", ms(pct(burst, .5)), ms(pct(burst, .9)), ms(pct(burst, .99)))
+		fmt.Printf("burst: 1,000 creates accepted in %.1fs; all 3,000 member copies in %.1fs; every template shows aggregated ready status after %.1fs\n", created.Seconds(), allIn.Seconds(), aggregated.Seconds())
+		fmt.Printf("controller-manager peak RSS (VmHWM) with %d templates: %.0f MiB\n", 1400, rss)
+	}
+}
