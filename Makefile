@@ -17,9 +17,10 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flotilla
 
-## up: build, then start the local stack in the foreground
+## up: build, start the local stack in the foreground and apply Karmada's nginx sample
+SAMPLE ?= ../shared/reference/karmada-samples/nginx
 up: build
-	$(BIN) up
+	$(BIN) up --apply $(SAMPLE)
 
 ## test: everything CI runs: generated files are fresh, vet, unit, integration and e2e tests.
 ## The binary is built once and shared with every test package through FLOTILLA_BIN.

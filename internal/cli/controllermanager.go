@@ -28,6 +28,7 @@ func (f *managerFlags) add(cmd *cobra.Command, controllers []string) {
 		"controllers to run: '*' for all, 'name' to add, '-name' to remove; known: "+strings.Join(controllermanager.AllControllers, ", "))
 	fl.BoolVar(&f.opts.LeaderElect, "leader-elect", true, "elect one active replica (a Lease in karmada-system)")
 	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
+	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
 	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz; 0 disables")
 	fl.StringSliceVar(&f.opts.SkippedPropagatingNamespaces, "skipped-propagating-namespaces", namespace.DefaultSkippedPatterns,
 		"regular expressions of namespaces that are not synced to member clusters")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -32,9 +33,12 @@ type UpOptions struct {
 	Detach     bool
 	DryRun     bool
 	Timeout    time.Duration
+	Apply      []string
+	CMArgs     []string
 
 	membersSet bool
 	config     *localstack.Config
+	manifests  []*unstructured.Unstructured
 }
 
 func defaultDataDir() string {
@@ -75,6 +79,9 @@ again on the same data dir keeps every object.`,
   flotilla up --nodes-per-member 5 --node-cpu 16 --node-memory 64Gi
   flotilla up --config stack.yaml
 
+  # Start and apply Karmada's nginx sample (a Deployment, its PropagationPolicy and an OverridePolicy)
+  flotilla up --apply ../shared/reference/karmada-samples/nginx
+
   # Show what would run, with ports, flags and paths, without starting anything
   flotilla up --dry-run`,
 		Args: cobra.NoArgs,
@@ -100,6 +107,8 @@ again on the same data dir keeps every object.`,
 	f.BoolVar(&o.Detach, "detach", false, "run in the background and return once ready; stop with 'flotilla down'")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
+	f.StringArrayVar(&o.CMArgs, "controller-manager-arg", nil, "extra flag for flotilla controller-manager, e.g. --controller-manager-arg=--profiling-bind-address=127.0.0.1:6060 (repeatable)")
+	f.StringSliceVar(&o.Apply, "apply", nil, "once ready, apply these manifest files or directories to the control plane (like kubectl apply --server-side)")
 	return cmd
 }
 
@@ -122,6 +131,7 @@ func (o *UpOptions) Complete() error {
 		return err
 	}
 	o.config.DataDir = abs
+	o.config.ControllerManagerArgs = o.CMArgs
 	o.config.Complete(o.Nodes)
 	return nil
 }
@@ -133,6 +143,13 @@ func (o *UpOptions) Validate() error {
 	}
 	if o.Detach && o.DryRun {
 		return errors.New("--dry-run starts nothing, so --detach does not apply")
+	}
+	for _, path := range o.Apply {
+		objs, err := readManifests(path)
+		if err != nil {
+			return err
+		}
+		o.manifests = append(o.manifests, objs...)
 	}
 	return o.config.Validate()
 }
@@ -186,7 +203,20 @@ func (o *UpOptions) runForeground(out io.Writer) error {
 		_ = localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseFailed, Message: err.Error()})
 		return fmt.Errorf("flotilla up failed: %w\nFix the cause above and run 'flotilla up' again; data in %s is kept", err, dataDir)
 	}
-	printReady(out, stack)
+	if len(o.manifests) > 0 {
+		cfg, err := localstack.RESTConfig(stack.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
+		if err == nil {
+			applyCtx, cancel := context.WithTimeout(ctx, time.Minute)
+			err = applyManifests(applyCtx, cfg, o.manifests, out)
+			cancel()
+		}
+		if err != nil {
+			stack.Stop()
+			_ = localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseFailed, Message: err.Error()})
+			return fmt.Errorf("the stack started, but --apply failed: %w", err)
+		}
+	}
+	printReady(out, stack, o.manifests)
 	_ = localstack.WriteState(dataDir, localstack.State{PID: os.Getpid(), Phase: localstack.PhaseReady})
 	stack.Supervise(ctx)
 	fmt.Fprintln(out, "stopping the stack...")
@@ -266,7 +296,7 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 	}
 }
 
-func printReady(out io.Writer, s *localstack.Stack) {
+func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unstructured) {
 	p := s.Plan
 	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d member clusters.\n", s.Elapsed().Seconds(), len(p.Members()))
 	fmt.Fprintf(out, "Logs are in %s.\n\n", p.LogDir())
@@ -277,6 +307,14 @@ func printReady(out io.Writer, s *localstack.Stack) {
 		fmt.Fprintf(out, " %s", m.Name)
 	}
 	fmt.Fprintf(out, "):\n  kubectl --kubeconfig %s --context %s get nodes\n", p.MembersKubeconfig(), p.Members()[0].Name)
+	for _, u := range applied {
+		if u.GetKind() == "Deployment" {
+			fmt.Fprintf(out, "See the applied Deployment %s propagate and its status aggregate:\n", u.GetName())
+			fmt.Fprintf(out, "  kubectl --kubeconfig %s get deploy,rb -n %s\n", p.KarmadaKubeconfig(), u.GetNamespace())
+			fmt.Fprintf(out, "  kubectl --kubeconfig %s --context %s get deploy %s -n %s\n", p.MembersKubeconfig(), p.Members()[0].Name, u.GetName(), u.GetNamespace())
+			break
+		}
+	}
 }
 
 // runDetached re-runs `flotilla up` without --detach in a new session, its

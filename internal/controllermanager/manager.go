@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,8 @@ type Options struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz; "0" disables.
 	HealthAddr string
+	// PprofAddr serves Go's /debug/pprof; "" or "0" disables.
+	PprofAddr string
 	// SkippedPropagatingNamespaces are regular expressions of namespaces
 	// namespace sync leaves alone.
 	SkippedPropagatingNamespaces []string
@@ -83,6 +86,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	ctrl.SetLogger(klog.NewKlogr())
 	cfg := rest.CopyConfig(o.Config)
 	// Flotilla writes bindings, Works and status for every template; the
 	// client-go default of 5 QPS would throttle propagation to a crawl.
@@ -102,6 +106,7 @@ func Run(ctx context.Context, o Options) error {
 		LeaderElectionNamespace: "karmada-system",
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthAddr,
+		PprofBindAddress:        o.PprofAddr,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Only member credentials are read; do not cache every Secret.
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
@@ -116,6 +121,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
+		return err
+	}
+	if err := binding.IndexWorksByBinding(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	c := mgr.GetClient()

@@ -23,6 +23,8 @@ type Config struct {
 	DataDir string `json:"-"`
 	// Members are the simulated member clusters, in order.
 	Members []MemberConfig `json:"members"`
+	// ControllerManagerArgs are extra flags for `flotilla controller-manager`.
+	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
 }
 
 // MemberConfig is one simulated member cluster.

@@ -121,12 +121,12 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 	}
 	p.ControllerManager = Component{
 		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
-		Args: []string{"controller-manager",
+		Args: append([]string{"controller-manager",
 			"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
 			// One replica: no election, so a restart resumes at once.
 			"--leader-elect=false",
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
-		},
+		}, cfg.ControllerManagerArgs...),
 		LogFile:   filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", cmPort),
 	}
@@ -206,7 +206,8 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 		// kubernetes Service anyway.
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
-		"--profiling=false",
+		// /debug/pprof is served to admins (RBAC applies), for diagnosis.
+		"--profiling=true",
 	)
 }
 

@@ -202,6 +202,59 @@ spec:
 		}
 	})
 
+	t.Run("a claim sticks until its policy is deleted, and deleting policies keeps what was propagated", func(t *testing.T) {
+		pp := func(name string, priority int) string {
+			return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %s, namespace: default}
+spec:
+  priority: %d
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: sticky}
+  - {apiVersion: apps/v1, kind: Deployment, name: sticky-probe}
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`, name, priority)
+		}
+		claim := func() string {
+			return s.get("", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
+		}
+		s.mustApply(t, "", deploymentYAML("default", "sticky", 1, "nginx")+"---\n"+pp("first", 0))
+		s.waitFor(t, "first", "", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
+		s.waitFor(t, "1", "member1", "deploy", "sticky", "-o", "jsonpath={.status.readyReplicas}")
+		s.mustApply(t, "", pp("second", 10)+"---\n"+deploymentYAML("default", "sticky-probe", 1, "nginx"))
+		// Once the new template is claimed by "second", the detector has
+		// seen that policy and re-evaluated "sticky" too.
+		s.waitFor(t, "second", "", "deploy", "sticky-probe", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
+		if got := claim(); got != "first" {
+			t.Errorf("a later policy took the template over: claimed by %q", got)
+		}
+		s.kubectl("", "delete", "pp", "first")
+		s.waitFor(t, "second", "", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
+		s.kubectl("", "delete", "pp", "second")
+		s.waitFor(t, "", "", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
+		if got := s.get("member1", "deploy", "sticky", "-o", "name"); got != "deployment.apps/sticky" {
+			t.Errorf("deleting the policies removed the member copy: %q", got)
+		}
+	})
+
+	t.Run("when nothing fits, Scheduled=False says why for each cluster", func(t *testing.T) {
+		s.mustApply(t, "", deploymentYAML("default", "nowhere", 1, "nginx")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: nowhere, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: nowhere}]
+  placement: {clusterAffinity: {clusterNames: [member9]}}
+`)
+		s.waitFor(t, "False/NoClusterFit", "", "rb", "nowhere-deployment", "-o", "jsonpath={.status.conditions[?(@.type=='Scheduled')].status}/{.status.conditions[?(@.type=='Scheduled')].reason}")
+		msg := s.get("", "rb", "nowhere-deployment", "-o", "jsonpath={.status.conditions[?(@.type=='Scheduled')].message}")
+		for _, want := range []string{"0/2 clusters are available", "member1", "member2"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Scheduled message %q lacks %q", msg, want)
+			}
+		}
+	})
+
 	t.Run("a manual edit in a member is reverted", func(t *testing.T) {
 		s.kubectl("member1", "scale", "deploy", "nginx", "--replicas=5")
 		s.kubectl("member1", "set", "image", "deploy/nginx", "nginx=busybox")

@@ -58,9 +58,9 @@ type RuleWithCluster struct {
 	Overriders Overriders `json:"overriders"`
 }
 
-// Overriders are the kinds of change an override rule makes. They are applied in the order
-// Plaintext, ImageOverrider, CommandOverrider, ArgsOverrider, LabelsOverrider,
-// AnnotationsOverrider, FieldOverrider, and within a kind in list order.
+// Overriders are the kinds of change an override rule makes. As in Karmada they are applied
+// in the order ImageOverrider, CommandOverrider, ArgsOverrider, LabelsOverrider,
+// AnnotationsOverrider, FieldOverrider, Plaintext, and within a kind in list order.
 type Overriders struct {
 	// Plaintext are raw JSON patch operations on the resource.
 	// +optional
@@ -112,8 +112,8 @@ type PlaintextOverrider struct {
 
 // ImageOverrider changes one component of container images.
 type ImageOverrider struct {
-	// Predicate selects the image field to change. Nil changes every container and init
-	// container image of a known workload kind.
+	// Predicate selects the image field to change. Nil changes the image of every container
+	// (not init containers, as in Karmada) of a known workload kind.
 	// +optional
 	Predicate *ImagePredicate `json:"predicate,omitempty"`
 

@@ -129,7 +129,8 @@ const (
 	ResourceHealthy ResourceHealth = "Healthy"
 	// ResourceUnhealthy means the object is not working as intended.
 	ResourceUnhealthy ResourceHealth = "Unhealthy"
-	// ResourceUnknown means health could not be judged (no interpreter for the kind).
+	// ResourceUnknown means health could not be judged, e.g. the object could not be read as
+	// its kind. Kinds without a health rule count as healthy, as in Karmada.
 	ResourceUnknown ResourceHealth = "Unknown"
 )
 

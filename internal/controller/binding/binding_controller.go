@@ -36,6 +36,10 @@ import (
 // Finalizer holds a binding until its Works are deleted.
 const Finalizer = "karmada.io/binding-controller"
 
+// ExecutionFinalizer is the execution controller's finalizer (see package
+// execution), set on Works at creation.
+const ExecutionFinalizer = "karmada.io/execution-controller"
+
 // TemplateGetter reads resource templates, normally from the detector's
 // informers, so templates are cached once per process.
 type TemplateGetter interface {
@@ -267,6 +271,11 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 	w.Annotations = annotations
 	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
 	w.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
+	if !exists {
+		// Born with the execution controller's finalizer: one write fewer
+		// per Work on the hot path.
+		controllerutil.AddFinalizer(w, ExecutionFinalizer)
+	}
 	if exists {
 		return r.Client.Update(ctx, w)
 	}
@@ -280,18 +289,31 @@ func ptrBoolEq(a, b *bool) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
+// WorkBindingIndex is the cache index of Works by the permanent id of the
+// binding that owns them, so a binding finds its Works without scanning all.
+const WorkBindingIndex = "flotilla.io/binding-id"
+
+// IndexWorksByBinding registers WorkBindingIndex with the manager's cache.
+func IndexWorksByBinding(ctx context.Context, indexer client.FieldIndexer) error {
+	return indexer.IndexField(ctx, &workv1alpha1.Work{}, WorkBindingIndex, func(o client.Object) []string {
+		var ids []string
+		for _, k := range []string{binding.PermanentIDLabel, binding.ClusterPermanentIDLabel} {
+			if id := o.GetLabels()[k]; id != "" {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	})
+}
+
 // deleteWorks deletes the binding's Works outside keep (all when keep is
 // nil) and returns how many of its Works still exist.
 func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string]bool) (int, error) {
 	if id == "" {
 		return 0, nil
 	}
-	label := binding.PermanentIDLabel
-	if r.ClusterScoped {
-		label = binding.ClusterPermanentIDLabel
-	}
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingLabels{label: id}); err != nil {
+	if err := r.Client.List(ctx, works, client.MatchingFields{WorkBindingIndex: id}); err != nil {
 		return 0, err
 	}
 	remaining := 0

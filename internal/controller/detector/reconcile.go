@@ -14,10 +14,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
+	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 )
@@ -56,10 +58,11 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	if err != nil || chosen == nil {
 		return err
 	}
-	if err := d.writeClaim(ctx, key, obj, chosen.claim); err != nil {
+	claimed, err := d.writeClaim(ctx, obj, chosen.claim)
+	if err != nil {
 		return err
 	}
-	return d.ensureBinding(ctx, obj, chosen)
+	return d.ensureBinding(ctx, claimed, chosen)
 }
 
 func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]*policyv1alpha1.PropagationPolicy, []*policyv1alpha1.ClusterPropagationPolicy, error) {
@@ -110,7 +113,8 @@ func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, p
 	}
 	c, ok := policymatch.BestMatch(obj, pps, cpps)
 	if !ok {
-		return nil, d.writeClaim(ctx, templateKey{}, obj, policymatch.Claim{})
+		_, err := d.writeClaim(ctx, obj, policymatch.Claim{})
+		return nil, err
 	}
 	if c.Kind == policymatch.KindClusterPropagationPolicy {
 		for _, p := range cpps {
@@ -145,8 +149,10 @@ func (d *Detector) withPermanentID(ctx context.Context, p *policy, label string)
 }
 
 // writeClaim makes the template's claim labels and annotations exactly those
-// of claim (none for a zero claim), with one merge patch when they differ.
-func (d *Detector) writeClaim(ctx context.Context, _ templateKey, obj *unstructured.Unstructured, claim policymatch.Claim) error {
+// of claim (none for a zero claim), with one merge patch when they differ,
+// and returns the template as it now is (so the binding records the
+// template's new resourceVersion and is not rewritten on the patch's echo).
+func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructured, claim policymatch.Claim) (*unstructured.Unstructured, error) {
 	wantL, wantA := claim.TemplateLabels(), claim.TemplateAnnotations()
 	if claim.Name == "" {
 		wantA = nil
@@ -172,7 +178,7 @@ func (d *Detector) writeClaim(ctx context.Context, _ templateKey, obj *unstructu
 		}
 	}
 	if len(labels) == 0 && len(annotations) == 0 {
-		return nil
+		return obj, nil
 	}
 	meta := map[string]any{}
 	if len(labels) > 0 {
@@ -184,17 +190,17 @@ func (d *Detector) writeClaim(ctx context.Context, _ templateKey, obj *unstructu
 	patch := &unstructured.Unstructured{Object: map[string]any{"metadata": meta}}
 	data, err := patch.MarshalJSON()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	gvr := d.gvrFor(obj)
-	_, err = d.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, data, metav1.PatchOptions{})
+	updated, err := d.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, data, metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("record claim on %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		return nil, fmt.Errorf("record claim on %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	if claim.Name != "" {
 		klog.FromContext(ctx).V(2).Info("Claimed template", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "policy", claim.Name)
 	}
-	return nil
+	return updated, nil
 }
 
 func (d *Detector) gvrFor(obj *unstructured.Unstructured) schema.GroupVersionResource {
@@ -261,12 +267,16 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}})
 	if notFound {
+		// Born with the binding controller's finalizer: one write fewer.
+		controllerutil.AddFinalizer(b, bindingctrl.Finalizer)
 		if err := d.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create binding %s: %w", b.GetName(), err)
 		}
 		return nil
 	}
-	if equality.Semantic.DeepEqual(before, b) {
+	if equality.Semantic.DeepEqual(before, b) || onlyResourceVersionDiffers(before, b) {
+		// A template's resourceVersion moves with every status write;
+		// recording it alone is not worth a binding write.
 		return nil
 	}
 	if err := d.Client.Update(ctx, b); err != nil {
@@ -291,4 +301,10 @@ func (d *Detector) deleteBinding(ctx context.Context, key templateKey, w *watche
 		return nil
 	}
 	return err
+}
+
+func onlyResourceVersionDiffers(before, after client.Object) bool {
+	probe := after.DeepCopyObject().(client.Object)
+	binding.Spec(probe).Resource.ResourceVersion = binding.Spec(before).Resource.ResourceVersion
+	return equality.Semantic.DeepEqual(before, probe)
 }

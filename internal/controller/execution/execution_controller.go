@@ -21,30 +21,37 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
+	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 )
 
 // Finalizer holds a Work until its objects are removed from the member.
-const Finalizer = "karmada.io/execution-controller"
+const Finalizer = bindingctrl.ExecutionFinalizer
 
 // Condition reasons of the Work's Applied condition, as in Karmada.
 const (
 	ReasonAppliedSuccessful = "AppliedSuccessful"
 	ReasonAppliedFailed     = "AppliedFailed"
 )
+
+// StatusDelay gathers a member object's quick successive changes before
+// its Work is reconciled (status reflection and drift correction).
+var StatusDelay = 100 * time.Millisecond
 
 // Reconciler is the execution controller.
 type Reconciler struct {
@@ -72,7 +79,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("execution").
 		For(&workv1alpha1.Work{}).
-		WatchesRawSource(source.Channel(r.Events, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.Events, handler.Funcs{
+			// A new member object reports status several times within
+			// moments; gathering them writes the Work's status once.
+			GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, StatusDelay)
+			},
+		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 16}).
 		Complete(r)
 }
@@ -101,19 +114,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var statuses []workv1alpha1.ManifestStatus
 	var errs []error
+	created := false
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
 			errs = append(errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
 			continue
 		}
-		st, err := r.apply(ctx, m, w, i, desired)
+		st, isNew, err := r.apply(ctx, m, w, i, desired)
+		created = created || isNew
 		if err != nil {
 			errs = append(errs, err)
 		}
 		if st != nil {
 			statuses = append(statuses, *st)
 		}
+	}
+	if created && len(errs) == 0 && !meta.IsStatusConditionTrue(w.Status.Conditions, workv1alpha1.WorkApplied) {
+		// A just-created object has no status yet and its controllers
+		// fill it in within moments: report once, with that status,
+		// instead of twice.
+		return ctrl.Result{RequeueAfter: 2 * StatusDelay}, nil
 	}
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
@@ -136,15 +157,17 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		}
 	}
 	if applyErr != nil {
-		// Conflicts and unreachable members are retried with back-off;
-		// a fix on either side converges without user action.
-		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+		// Conflicts, missing namespaces and unreachable members are
+		// retried with per-Work exponential back-off; a fix on either side
+		// converges without user action.
+		return ctrl.Result{Requeue: true}, nil
 	}
 	return ctrl.Result{}, nil
 }
 
-// apply creates or updates one manifest and returns its reflected status.
-func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (*workv1alpha1.ManifestStatus, error) {
+// apply creates or updates one manifest and returns its reflected status,
+// and whether it was created just now.
+func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (*workv1alpha1.ManifestStatus, bool, error) {
 	gvk := desired.GroupVersionKind()
 	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
@@ -152,30 +175,37 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: the member does not serve this kind: %w", gvk.Kind, desired.GetName(), err)
+		return nil, false, fmt.Errorf("%s %s: the member does not serve this kind: %w", gvk.Kind, desired.GetName(), err)
 	}
 	informer := r.Members.Watch(m, mapping.Resource)
 	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
 	existing, err := cachedOrLive(ctx, informer, rc, desired)
 	var result *unstructured.Unstructured
+	isNew := false
 	switch {
 	case apierrors.IsNotFound(err):
+		isNew = true
 		result, err = rc.Create(ctx, desired, metav1.CreateOptions{FieldManager: "flotilla"})
 		if err != nil {
-			return nil, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
+			return nil, false, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
 		}
 	case err != nil:
-		return nil, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
+		return nil, false, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
 	case !ownedBy(existing, w) && desired.GetAnnotations()[policymatch.ConflictResolutionAnnotation] != policymatch.ConflictResolutionOverwrite:
-		return nil, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
+		return nil, false, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
 			gvk.Kind, key(desired), m.Name, policymatch.ConflictResolutionAnnotation)
 	case Subset(desired.Object, existing.Object):
 		result = existing
 	default:
-		merged := Merge(desired, existing)
-		result, err = rc.Update(ctx, merged, metav1.UpdateOptions{FieldManager: "flotilla"})
+		result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
+		if apierrors.IsConflict(err) {
+			// The informer copy was stale; retry once on a fresh read.
+			if existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{}); err == nil {
+				result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
+			}
+		}
 		if err != nil {
-			return nil, fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
+			return nil, false, fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
 		}
 	}
 	st := &workv1alpha1.ManifestStatus{
@@ -186,7 +216,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	if raw, err := interpreter.ReflectStatus(result); err == nil && raw != nil {
 		st.Status = raw
 	}
-	return st, nil
+	return st, isNew, nil
 }
 
 // cachedOrLive reads the member object from the managed-object informer

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,12 +164,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, b, cond, decision.AffinityName, err == nil)
+	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, err == nil); apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond metav1.Condition, affinity string, ok bool) error {
 	status := binding.Status(b)
-	patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
+	// The status controller writes other conditions of the same list; the
+	// optimistic lock turns a stale read into a retry instead of dropping
+	// its condition.
+	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	cond.ObservedGeneration = b.GetGeneration()
 	old := meta.FindStatusCondition(status.Conditions, cond.Type)
 	changed := old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,10 +20,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
@@ -37,6 +41,33 @@ const (
 	ReasonFullyAppliedSuccess = "FullyAppliedSuccess"
 	ReasonFullyAppliedFailed  = "FullyAppliedFailed"
 )
+
+// AggregationDelay is how long Work changes of one binding are gathered
+// before it is re-aggregated: the Works of all its clusters usually report
+// within this window, so the binding and its template are written once
+// instead of once per cluster.
+var AggregationDelay = 200 * time.Millisecond
+
+// coalesce enqueues the requests mapped from an object after delay; a
+// request already waiting is not added twice.
+func coalesce(delay time.Duration, mapFn func(client.Object) []ctrl.Request) handler.EventHandler {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, r := range mapFn(o) {
+			q.AddAfter(r, delay)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
+}
 
 // Reconciler aggregates status for one binding kind.
 type Reconciler struct {
@@ -63,7 +94,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named(name).
 		For(r.newBinding()).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
+		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
 			return bindingctrl.WorkOwner(o, r.ClusterScoped)
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
@@ -81,7 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	id := b.GetLabels()[binding.IDLabel(b)]
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingLabels{binding.IDLabel(b): id}); err != nil {
+	if err := r.Client.List(ctx, works, client.MatchingFields{bindingctrl.WorkBindingIndex: id}); err != nil {
 		return ctrl.Result{}, err
 	}
 	byCluster := map[string]*workv1alpha1.Work{}
@@ -89,19 +120,55 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		byCluster[strings.TrimPrefix(works.Items[i].Namespace, clusterv1alpha1.ExecutionSpacePrefix)] = &works.Items[i]
 	}
 	spec, status := binding.Spec(b), binding.Status(b)
+	if len(spec.Clusters) == 0 && len(status.AggregatedStatus) == 0 {
+		return ctrl.Result{}, nil // not scheduled yet: nothing to report
+	}
+	if wait := unreported(spec.Clusters, byCluster, time.Now()); wait > 0 {
+		// Some cluster has not reported yet; it normally does within
+		// moments, and waiting writes the binding once instead of once per
+		// cluster. A Work that stays silent is reported as it is.
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	items, cond := Aggregate(spec.Clusters, byCluster)
 	cond.ObservedGeneration = b.GetGeneration()
-	patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
+	// The scheduler writes the Scheduled condition in the same list; the
+	// optimistic lock turns a stale read into a retry instead of dropping it.
+	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	newStatus := status.DeepCopy()
 	newStatus.AggregatedStatus = items
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	if !equality.Semantic.DeepEqual(newStatus, status) {
 		*status = *newStatus
-		if err := r.Client.Status().Patch(ctx, b, patch); err != nil {
+		if err := r.Client.Status().Patch(ctx, b, patch); apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	return ctrl.Result{}, r.writeTemplateStatus(ctx, spec, items)
+}
+
+// ReportGrace is how long aggregation waits for a new Work's first report.
+var ReportGrace = 3 * time.Second
+
+// unreported returns how long to wait for target clusters whose Work is
+// younger than ReportGrace and has not reported Applied yet; 0 when none.
+func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work, now time.Time) time.Duration {
+	var wait time.Duration
+	for _, tc := range targets {
+		w := works[tc.Name]
+		if w != nil && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) != nil {
+			continue
+		}
+		var age time.Duration
+		if w != nil {
+			age = now.Sub(w.CreationTimestamp.Time)
+		}
+		if age < ReportGrace {
+			wait = max(wait, min(ReportGrace-age, AggregationDelay))
+		}
+	}
+	return wait
 }
 
 // Aggregate builds aggregatedStatus (sorted by cluster) and the FullyApplied
