@@ -6,6 +6,7 @@
 package binding
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -102,4 +103,53 @@ func IDLabel(obj client.Object) string {
 // ResourceGVK is the template's group, version and kind.
 func ResourceGVK(spec *workv1alpha2.ResourceBindingSpec) schema.GroupVersionKind {
 	return schema.FromAPIVersionAndKind(spec.Resource.APIVersion, spec.Resource.Kind)
+}
+
+// Kind selects one of the twins; controllers run once per Kind.
+type Kind bool
+
+// The two binding kinds.
+const (
+	Namespaced    Kind = false
+	ClusterScoped Kind = true
+)
+
+// Empty returns an empty object of this kind, for Get and For.
+func (k Kind) Empty() client.Object {
+	if k == ClusterScoped {
+		return &workv1alpha2.ClusterResourceBinding{}
+	}
+	return &workv1alpha2.ResourceBinding{}
+}
+
+// ControllerName names a controller for this kind: <prefix>-rb or <prefix>-crb.
+func (k Kind) ControllerName(prefix string) string {
+	if k == ClusterScoped {
+		return prefix + "-crb"
+	}
+	return prefix + "-rb"
+}
+
+// Keys lists the keys of every binding of this kind, in namespace when it
+// is not empty (namespaced kind only).
+func (k Kind) Keys(ctx context.Context, c client.Reader, namespace string) ([]client.ObjectKey, error) {
+	var keys []client.ObjectKey
+	if k == ClusterScoped {
+		list := &workv1alpha2.ClusterResourceBindingList{}
+		if err := c.List(ctx, list); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+		}
+		return keys, nil
+	}
+	list := &workv1alpha2.ResourceBindingList{}
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+	}
+	return keys, nil
 }

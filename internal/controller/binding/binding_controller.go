@@ -55,20 +55,13 @@ type Reconciler struct {
 }
 
 func (r *Reconciler) newBinding() client.Object {
-	if r.ClusterScoped {
-		return &workv1alpha2.ClusterResourceBinding{}
-	}
-	return &workv1alpha2.ResourceBinding{}
+	return binding.Kind(r.ClusterScoped).Empty()
 }
 
 // SetupWithManager registers the controller. A change to one of its Works
 // (say, deleted by hand) re-renders the binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	name := "binding-rb"
-	if r.ClusterScoped {
-		name = "binding-crb"
-	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
+	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("binding")).
 		For(r.newBinding()).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			return WorkOwner(o, r.ClusterScoped)
@@ -82,23 +75,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // bindingsIn re-renders the bindings an override policy may affect: those in
 // its namespace, or all for a cluster-scoped policy.
 func (r *Reconciler) bindingsIn(ctx context.Context, policy client.Object) []ctrl.Request {
-	var reqs []ctrl.Request
-	if r.ClusterScoped {
-		list := &workv1alpha2.ClusterResourceBindingList{}
-		if err := r.Client.List(ctx, list); err != nil {
-			return nil
-		}
-		for _, b := range list.Items {
-			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: b.Name}})
-		}
-		return reqs
-	}
-	list := &workv1alpha2.ResourceBindingList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(policy.GetNamespace())); err != nil {
+	keys, err := binding.Kind(r.ClusterScoped).Keys(ctx, r.Client, policy.GetNamespace())
+	if err != nil {
 		return nil
 	}
-	for _, b := range list.Items {
-		reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+	reqs := make([]ctrl.Request, 0, len(keys))
+	for _, k := range keys {
+		reqs = append(reqs, ctrl.Request{NamespacedName: k})
 	}
 	return reqs
 }

@@ -46,21 +46,14 @@ type Reconciler struct {
 }
 
 func (r *Reconciler) newBinding() client.Object {
-	if r.ClusterScoped {
-		return &workv1alpha2.ClusterResourceBinding{}
-	}
-	return &workv1alpha2.ResourceBinding{}
+	return binding.Kind(r.ClusterScoped).Empty()
 }
 
 // SetupWithManager registers the controller; cluster changes that can alter
 // feasibility (readiness, labels, spec, served APIs, deletion) reschedule
 // every binding of this kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	name := "scheduler-rb"
-	if r.ClusterScoped {
-		name = "scheduler-crb"
-	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
+	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("scheduler")).
 		For(r.newBinding()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -88,23 +81,9 @@ func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
 }
 
 func (r *Reconciler) enqueueAll(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	var keys []client.ObjectKey
-	if r.ClusterScoped {
-		list := &workv1alpha2.ClusterResourceBindingList{}
-		if err := r.Client.List(ctx, list); err != nil {
-			return
-		}
-		for _, b := range list.Items {
-			keys = append(keys, client.ObjectKeyFromObject(&b))
-		}
-	} else {
-		list := &workv1alpha2.ResourceBindingList{}
-		if err := r.Client.List(ctx, list); err != nil {
-			return
-		}
-		for _, b := range list.Items {
-			keys = append(keys, client.ObjectKeyFromObject(&b))
-		}
+	keys, err := binding.Kind(r.ClusterScoped).Keys(ctx, r.Client, "")
+	if err != nil {
+		return
 	}
 	for _, k := range keys {
 		q.Add(reconcile.Request{NamespacedName: k})

@@ -80,19 +80,12 @@ type Reconciler struct {
 }
 
 func (r *Reconciler) newBinding() client.Object {
-	if r.ClusterScoped {
-		return &workv1alpha2.ClusterResourceBinding{}
-	}
-	return &workv1alpha2.ResourceBinding{}
+	return binding.Kind(r.ClusterScoped).Empty()
 }
 
 // SetupWithManager registers the controller; every Work change re-aggregates its binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	name := "status-rb"
-	if r.ClusterScoped {
-		name = "status-crb"
-	}
-	return ctrl.NewControllerManagedBy(mgr).Named(name).
+	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("status")).
 		For(r.newBinding()).
 		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
 			return bindingctrl.WorkOwner(o, r.ClusterScoped)
