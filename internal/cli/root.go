@@ -4,6 +4,8 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // NewRootCommand returns the `flotilla` command with every subcommand.
@@ -23,6 +25,11 @@ reports their status back.`,
   kubectl get ns`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			// controller-runtime logs through klog, like the Kubernetes
+			// components it runs beside.
+			ctrl.SetLogger(klog.NewKlogr())
+		},
 	}
 	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newComponentCommand())
 	return root

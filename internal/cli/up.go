@@ -238,7 +238,7 @@ var PostStartSteps = []localstack.Step{
 		return controlplane.Bootstrap(ctx, cfg)
 	}},
 	{Name: "member clusters joined (push mode)", Run: joinMembers},
-	{Name: "flotilla-controller-manager ready", Run: func(ctx context.Context, s *localstack.Stack) error {
+	{Run: func(ctx context.Context, s *localstack.Stack) error {
 		return s.StartComponent(ctx, s.Plan.ControllerManager)
 	}},
 	{Name: "every Cluster is Ready", Run: waitClustersReady},

@@ -19,7 +19,8 @@ import (
 // Karmada CRDs or registering the members. Steps run in order; each must be
 // idempotent because `up` runs them again on every start.
 type Step struct {
-	// Name is shown in the progress line, e.g. "Karmada CRDs installed".
+	// Name is shown in the progress line, e.g. "Karmada CRDs installed";
+	// empty for steps that print their own.
 	Name string
 	Run  func(ctx context.Context, s *Stack) error
 }
@@ -127,7 +128,9 @@ func Up(ctx context.Context, o UpOptions) (*Stack, error) {
 			s.Stop()
 			return nil, fmt.Errorf("%s: %w", step.Name, err)
 		}
-		s.progress("%s", step.Name)
+		if step.Name != "" {
+			s.progress("%s", step.Name)
+		}
 	}
 	return s, nil
 }
