@@ -254,8 +254,17 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 			return fmt.Errorf("watch %T: %w", obj, err)
 		}
 		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { d.enqueueForPolicy(o) },
-			UpdateFunc: func(o, n any) { d.enqueueForPolicy(o); d.enqueueForPolicy(n) },
+			AddFunc: func(o any) { d.enqueueForPolicy(o) },
+			UpdateFunc: func(o, n any) {
+				// Only a changed spec or a deletion can change claims; the
+				// permanent-id label the detector itself adds must not
+				// re-evaluate every template.
+				if policySpecUnchanged(o, n) {
+					return
+				}
+				d.enqueueForPolicy(o)
+				d.enqueueForPolicy(n)
+			},
 			DeleteFunc: func(o any) { d.enqueueForPolicy(o) },
 		})
 		if err != nil {
@@ -288,6 +297,15 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+func policySpecUnchanged(o, n any) bool {
+	oo, ok1 := o.(client.Object)
+	nn, ok2 := n.(client.Object)
+	if !ok1 || !ok2 || !oo.GetDeletionTimestamp().Equal(nn.GetDeletionTimestamp()) {
+		return false
+	}
+	return oo.GetGeneration() == nn.GetGeneration() && oo.GetGeneration() != 0
 }
 
 func (d *Detector) enqueueForBinding(obj any) {

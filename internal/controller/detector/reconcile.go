@@ -274,9 +274,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		}
 		return nil
 	}
-	if equality.Semantic.DeepEqual(before, b) || onlyResourceVersionDiffers(before, b) {
-		// A template's resourceVersion moves with every status write;
-		// recording it alone is not worth a binding write.
+	if equality.Semantic.DeepEqual(before, b) {
 		return nil
 	}
 	if err := d.Client.Update(ctx, b); err != nil {
@@ -301,10 +299,4 @@ func (d *Detector) deleteBinding(ctx context.Context, key templateKey, w *watche
 		return nil
 	}
 	return err
-}
-
-func onlyResourceVersionDiffers(before, after client.Object) bool {
-	probe := after.DeepCopyObject().(client.Object)
-	binding.Spec(probe).Resource.ResourceVersion = binding.Spec(before).Resource.ResourceVersion
-	return equality.Semantic.DeepEqual(before, probe)
 }
