@@ -29,12 +29,13 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/status"
+	"github.com/flotilla-io/flotilla/internal/controller/validation"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
 
 // Controller names accepted by Options.Controllers.
-var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace"}
+var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace", "validation"}
 
 // Options configure the controller manager.
 type Options struct {
@@ -153,6 +154,11 @@ func Run(ctx context.Context, o Options) error {
 	if on["status"] {
 		for _, cs := range []bool{false, true} {
 			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs})
+		}
+	}
+	if on["validation"] {
+		for _, v := range validation.Kinds(c, mgr.GetEventRecorderFor("flotilla-validation")) {
+			setups = append(setups, v)
 		}
 	}
 	if on["namespace"] {

@@ -1,0 +1,92 @@
+// Package validation runs the checks Karmada's validating webhooks make that
+// CEL in the CRDs cannot express (a CronFederatedHPA's cron schedules and
+// IANA time zones, OverridePolicy patch values, label and annotation
+// syntax). An object that fails gets a Warning event with reason
+// ValidationFailed naming every bad field, and a Normal event with reason
+// ValidationSucceeded once it is fixed; `kubectl describe` shows both.
+package validation
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+)
+
+// Event reasons.
+const (
+	ReasonValidationFailed    = "ValidationFailed"
+	ReasonValidationSucceeded = "ValidationSucceeded"
+)
+
+// Reconciler validates objects of one kind.
+type Reconciler struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+	// New returns an empty object of the kind; Validate checks one.
+	New      func() client.Object
+	Validate func(client.Object) field.ErrorList
+	Name     string
+
+	// reported remembers the last verdict per object so an event is sent
+	// only on a change of verdict (the process restarts with a clean slate
+	// and reports again, which is harmless).
+	reported map[client.ObjectKey]string
+}
+
+// Kinds returns the validation controllers Flotilla runs.
+func Kinds(c client.Client, rec record.EventRecorder) []*Reconciler {
+	return []*Reconciler{
+		{Client: c, Recorder: rec, Name: "validate-cronfederatedhpa",
+			New: func() client.Object { return &autoscalingv1alpha1.CronFederatedHPA{} },
+			Validate: func(o client.Object) field.ErrorList {
+				return autoscalingv1alpha1.ValidateCronFederatedHPA(o.(*autoscalingv1alpha1.CronFederatedHPA))
+			}},
+		{Client: c, Recorder: rec, Name: "validate-overridepolicy",
+			New: func() client.Object { return &policyv1alpha1.OverridePolicy{} },
+			Validate: func(o client.Object) field.ErrorList {
+				return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.OverridePolicy).Spec)
+			}},
+		{Client: c, Recorder: rec, Name: "validate-clusteroverridepolicy",
+			New: func() client.Object { return &policyv1alpha1.ClusterOverridePolicy{} },
+			Validate: func(o client.Object) field.ErrorList {
+				return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.ClusterOverridePolicy).Spec)
+			}},
+	}
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.reported = map[client.ObjectKey]string{}
+	return ctrl.NewControllerManagedBy(mgr).Named(r.Name).For(r.New()).Complete(r)
+}
+
+// Reconcile validates one object and reports a changed verdict as an event.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		delete(r.reported, req.NamespacedName)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	verdict := ""
+	if errs := r.Validate(obj); len(errs) > 0 {
+		verdict = errs.ToAggregate().Error()
+	}
+	last, seen := r.reported[req.NamespacedName]
+	if seen && last == verdict {
+		return ctrl.Result{}, nil
+	}
+	r.reported[req.NamespacedName] = verdict
+	switch {
+	case verdict != "":
+		r.Recorder.Event(obj, "Warning", ReasonValidationFailed, verdict+"; fix the spec: as written it cannot take effect")
+	case seen:
+		r.Recorder.Event(obj, "Normal", ReasonValidationSucceeded, "the spec is valid")
+	}
+	return ctrl.Result{}, nil
+}
