@@ -34,9 +34,12 @@ const (
 	// template generation it was rendered from, so status aggregation can
 	// tell when every member has caught up.
 	ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
-	// ConflictResolutionAnnotation on a template (and stamped on each
-	// manifest) overrides the policy's conflictResolution: overwrite|abort.
-	ConflictResolutionAnnotation = "work.karmada.io/conflict-resolution"
+	// ManagedLabelsAnnotation and ManagedAnnotationsAnnotation on a
+	// manifest list, comma-separated, the label and annotation keys
+	// Flotilla sets on the member object; a key that disappears from the
+	// list is removed from the member object.
+	ManagedLabelsAnnotation      = "resourcetemplate.karmada.io/managed-labels"
+	ManagedAnnotationsAnnotation = "resourcetemplate.karmada.io/managed-annotations"
 )
 
 // Name is the binding name Karmada gives a template: <name>-<lowercase kind>.

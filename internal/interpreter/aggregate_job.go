@@ -73,12 +73,19 @@ func aggregateJob(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 			next.CompletionTime = later(next.CompletionTime, member.CompletionTime)
 		}
 	}
+	// The API server accepts a terminal condition only after its
+	// interim one (Kubernetes 1.31+): FailureTarget before Failed,
+	// SuccessCriteriaMet before Complete.
 	if len(failedIn) > 0 {
 		msg := fmt.Sprintf("Job executed failed in member clusters %s", strings.Join(failedIn, ","))
-		next.Conditions = append(next.Conditions, jobCondition(batchv1.JobFailed, jobFailedReason, msg, failedAt))
+		next.Conditions = append(next.Conditions,
+			jobCondition(batchv1.JobFailureTarget, jobFailedReason, msg, failedAt),
+			jobCondition(batchv1.JobFailed, jobFailedReason, msg, failedAt))
 	}
 	if completed == len(items) {
-		next.Conditions = append(next.Conditions, jobCondition(batchv1.JobComplete, jobCompletedReason, jobCompletedMsg, completedAt))
+		next.Conditions = append(next.Conditions,
+			jobCondition(batchv1.JobSuccessCriteriaMet, jobCompletedReason, jobCompletedMsg, completedAt),
+			jobCondition(batchv1.JobComplete, jobCompletedReason, jobCompletedMsg, completedAt))
 	}
 	if withCompletionTime != len(items) {
 		next.CompletionTime = nil

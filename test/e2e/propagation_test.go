@@ -147,14 +147,45 @@ func TestPropagation(t *testing.T) {
 		base := filepath.Join(shared, "reference", "karmada-samples", "guestbook")
 		s.kubectl("", "apply", "-f", filepath.Join(base, "guestbooks-crd.yaml"))
 		s.kubectl("", "wait", "--for=condition=Established", "--timeout=60s", "crd/guestbooks.webapp.my.domain")
-		for _, f := range []string{"guestbooks-clusterpropagationpolicy.yaml", "guestbooks-propagationpolicy.yaml", "guestbook.yaml"} {
+		for _, f := range []string{"guestbooks-clusterpropagationpolicy.yaml", "guestbooks-propagationpolicy.yaml", "guestbooks-overridepolicy.yaml", "guestbook.yaml"} {
 			s.kubectl("", "apply", "-f", filepath.Join(base, f))
 		}
 		s.waitFor(t, "customresourcedefinition.apiextensions.k8s.io/guestbooks.webapp.my.domain", "member1", "crd", "guestbooks.webapp.my.domain", "-o", "name")
-		s.waitFor(t, "2", "member1", "guestbooks.webapp.my.domain", "guestbook-sample", "-o", "jsonpath={.spec.size}")
+		// The sample's OverridePolicy sets size 4 in member1 and replaces
+		// the annotations; Flotilla's own bookkeeping must survive that.
+		s.waitFor(t, "4", "member1", "guestbooks.webapp.my.domain", "guestbook-sample", "-o", "jsonpath={.spec.size}")
+		s.waitFor(t, "True", "", "rb", "guestbook-sample-guestbook", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
 		if s.get("member2", "crd", "guestbooks.webapp.my.domain", "-o", "name") != "" {
 			t.Errorf("the CRD reached member2, which the policy does not select")
 		}
+	})
+
+	t.Run("a Job's completion is aggregated back to its template", func(t *testing.T) {
+		s.mustApply(t, "", `apiVersion: batch/v1
+kind: Job
+metadata: {name: pi, namespace: default}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: pi, image: perl}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: pi, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: batch/v1, kind: Job, name: pi}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`)
+		s.waitFor(t, "1", "member1", "job", "pi", "-o", "jsonpath={.status.succeeded}")
+		s.waitFor(t, "1 True", "", "job", "pi", "-o", "jsonpath={.status.succeeded} {.status.conditions[?(@.type=='Complete')].status}")
+	})
+
+	t.Run("labels removed from the template are removed from the members", func(t *testing.T) {
+		s.kubectl("", "label", "deploy", "nginx", "color=blue")
+		s.waitFor(t, "blue", "member1", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.color}")
+		s.kubectl("", "label", "deploy", "nginx", "color-")
+		s.waitFor(t, "", "member1", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.color}")
 	})
 
 	t.Run("batch migration adopts existing Deployments with Overwrite and refuses with Abort", func(t *testing.T) {

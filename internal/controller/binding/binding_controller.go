@@ -9,7 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -139,14 +142,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, tc := range spec.Clusters {
 		ns := clusterv1alpha1.ExecutionNamespace(tc.Name)
 		keep[ns] = true
-		manifest, err := Render(tmpl, b, tc)
+		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			if c, ok := clusters[tc.Name]; ok {
+				return applyOverrides(m, c, ops, cops)
+			}
+			return m, nil
+		}
+		manifest, err := Render(tmpl, b, tc, override)
 		if err != nil {
 			return ctrl.Result{}, err
-		}
-		if c, ok := clusters[tc.Name]; ok {
-			if manifest, err = applyOverrides(manifest, c, ops, cops); err != nil {
-				return ctrl.Result{}, err
-			}
 		}
 		if err := r.ensureWork(ctx, b, id, ns, manifest); err != nil {
 			return ctrl.Result{}, err
@@ -317,10 +321,12 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 
 // Render turns the template into the manifest for one target cluster:
 // server-set metadata and status stripped, member-owned fields pruned,
-// replicas revised for Divided placement, and Karmada's managed labels and
-// annotations added (work name, template generation, resolved conflict
-// resolution).
-func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.TargetCluster) (*unstructured.Unstructured, error) {
+// replicas revised for Divided placement, override applied (nil for none),
+// and then, so no override can remove them, Karmada's managed labels and
+// annotations added: work name, template generation, resolved conflict
+// resolution, and the lists of label and annotation keys the manifest sets
+// (so keys removed from the template are removed from the member too).
+func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.TargetCluster, override func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	spec := binding.Spec(b)
 	m := tmpl.DeepCopy()
 	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
@@ -334,6 +340,12 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 			m = revised
 		}
 	}
+	if override != nil {
+		var err error
+		if m, err = override(m); err != nil {
+			return nil, err
+		}
+	}
 	labels := m.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -344,6 +356,8 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 	if ann == nil {
 		ann = map[string]string{}
 	}
+	ann[binding.ManagedLabelsAnnotation] = keyList(labels)
+	ann[binding.ManagedAnnotationsAnnotation] = keyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
 	ann[binding.WorkNamespaceAnnotation] = clusterv1alpha1.ExecutionNamespace(tc.Name)
 	ann[binding.WorkNameAnnotation] = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
 	ann[binding.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
@@ -355,6 +369,16 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 	}
 	m.SetAnnotations(ann)
 	return m, nil
+}
+
+// keyList returns the sorted keys of m, plus extra, comma-separated.
+func keyList(m map[string]string, extra ...string) string {
+	keys := append([]string{}, extra...)
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(slices.Compact(keys), ",")
 }
 
 func divided(p *policyv1alpha1.Placement) bool {

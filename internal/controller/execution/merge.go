@@ -1,7 +1,11 @@
 package execution
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/flotilla-io/flotilla/internal/binding"
 )
 
 // Subset reports whether every field set in desired has the same value in
@@ -89,8 +93,9 @@ func Merge(desired, existing *unstructured.Unstructured) *unstructured.Unstructu
 	out := desired.DeepCopy()
 	out.SetResourceVersion(existing.GetResourceVersion())
 	out.SetUID(existing.GetUID())
-	out.SetLabels(union(existing.GetLabels(), desired.GetLabels()))
-	out.SetAnnotations(union(existing.GetAnnotations(), desired.GetAnnotations()))
+	previously := existing.GetAnnotations()
+	out.SetLabels(mergeManaged(existing.GetLabels(), desired.GetLabels(), previously[binding.ManagedLabelsAnnotation]))
+	out.SetAnnotations(mergeManaged(existing.GetAnnotations(), desired.GetAnnotations(), previously[binding.ManagedAnnotationsAnnotation]))
 	if st, ok := existing.Object["status"]; ok {
 		out.Object["status"] = st
 	}
@@ -123,13 +128,21 @@ func Merge(desired, existing *unstructured.Unstructured) *unstructured.Unstructu
 	return out
 }
 
-func union(base, over map[string]string) map[string]string {
+// mergeManaged keeps the member's own keys of base, drops the keys Flotilla
+// set before (listed in previously) that over no longer has, and lays over
+// on top.
+func mergeManaged(base, over map[string]string, previously string) map[string]string {
 	if len(base) == 0 && len(over) == 0 {
 		return nil
 	}
 	out := make(map[string]string, len(base)+len(over))
 	for k, v := range base {
 		out[k] = v
+	}
+	for _, k := range strings.Split(previously, ",") {
+		if _, keep := over[k]; !keep {
+			delete(out, k)
+		}
 	}
 	for k, v := range over {
 		out[k] = v

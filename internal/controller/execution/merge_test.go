@@ -73,3 +73,19 @@ func TestMergeRetainsMemberOwnedFields(t *testing.T) {
 		t.Errorf("Merge modified its input")
 	}
 }
+
+func TestMergeDropsKeysFlotillaNoLongerSets(t *testing.T) {
+	existing := obj(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c",
+		"labels":      map[string]any{"color": "blue", "team": "a", "member-own": "x"},
+		"annotations": map[string]any{"resourcetemplate.karmada.io/managed-labels": "color,team"}}})
+	desired := obj(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c",
+		"labels":      map[string]any{"team": "a"},
+		"annotations": map[string]any{"resourcetemplate.karmada.io/managed-labels": "team"}}})
+	if Subset(desired.Object, existing.Object) {
+		t.Fatal("a removed label must count as drift")
+	}
+	got := Merge(desired, existing).GetLabels()
+	if _, ok := got["color"]; ok || got["team"] != "a" || got["member-own"] != "x" {
+		t.Errorf("labels after merge: %v (want color removed, team and the member's own kept)", got)
+	}
+}
