@@ -31,6 +31,16 @@ reports their status back.`,
 			ctrl.SetLogger(klog.NewKlogr())
 		},
 	}
-	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newComponentCommand())
+	// The Kubernetes libraries register a global --version flag of their
+	// own type; honour it on the root command instead of printing help.
+	root.Args = cobra.NoArgs
+	root.Run = func(cmd *cobra.Command, _ []string) {
+		if f := cmd.Flags().Lookup("version"); f != nil && f.Changed {
+			printVersion(cmd.OutOrStdout())
+			return
+		}
+		_ = cmd.Help()
+	}
+	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand())
 	return root
 }

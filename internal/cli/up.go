@@ -161,11 +161,18 @@ func (o *UpOptions) Run(out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		ports.AsRecorded = true
 		plan, err := localstack.BuildPlan(o.config, ports)
 		if err != nil {
 			return err
 		}
 		plan.WriteDryRun(out)
+		switch {
+		case localstack.Running(o.config.DataDir) != 0:
+			fmt.Fprintf(out, "\nA stack is running from %s; the ports above are the ones it uses.\n", o.config.DataDir)
+		case len(ports.Keys()) > 0 && !ports.AllRecorded():
+			fmt.Fprintf(out, "\nPorts not yet recorded in %s are examples: up picks free ones when it starts and records them.\n", o.config.DataDir)
+		}
 		return nil
 	}
 	if pid := localstack.Running(o.config.DataDir); pid != 0 {
@@ -263,9 +270,38 @@ func joinMembers(ctx context.Context, s *localstack.Stack) error {
 			return err
 		}
 		if err := join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
-			Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone}); err != nil {
+			Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone,
+			Labels: map[string]string{localStackLabel: "true"}}); err != nil {
 			return err
 		}
+	}
+	return unjoinRemovedMembers(ctx, cp, s)
+}
+
+// localStackLabel marks the Clusters that `flotilla up` joined itself.
+const localStackLabel = "flotilla.io/local-stack"
+
+// unjoinRemovedMembers deletes the Clusters an earlier `up` on this data dir
+// joined that the stack no longer has (started again with fewer members),
+// so they do not linger NotReady.
+func unjoinRemovedMembers(ctx context.Context, cp client.Client, s *localstack.Stack) error {
+	want := map[string]bool{}
+	for _, m := range s.Plan.Members() {
+		want[m.Name] = true
+	}
+	list := &clusterv1alpha1.ClusterList{}
+	if err := cp.List(ctx, list, client.MatchingLabels{localStackLabel: "true"}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		if want[c.Name] || !c.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := cp.Delete(ctx, c); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("unjoin cluster %s, no longer in the stack: %w", c.Name, err)
+		}
+		s.Progress("unjoined cluster %s: it is no longer in the stack", c.Name)
 	}
 	return nil
 }
@@ -298,7 +334,7 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 
 func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unstructured) {
 	p := s.Plan
-	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d member clusters.\n", s.Elapsed().Seconds(), len(p.Members()))
+	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d member cluster(s).\n", s.Elapsed().Seconds(), len(p.Members()))
 	fmt.Fprintf(out, "Logs are in %s.\n\n", p.LogDir())
 	fmt.Fprintf(out, "Use the control plane (context %s):\n", localstack.ControlPlaneContext)
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get ns\n", p.KarmadaKubeconfig())

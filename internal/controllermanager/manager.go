@@ -128,6 +128,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	c := mgr.GetClient()
+	recorder := mgr.GetEventRecorderFor("flotilla-controller-manager")
 	members := &membercluster.Registry{Reader: c}
 	det := detector.New(c, mgr.GetCache(), dyn, disc)
 	type setup interface{ SetupWithManager(ctrl.Manager) error }
@@ -143,17 +144,17 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if on["scheduler"] {
-		setups = append(setups, &scheduling.Reconciler{Client: c}, &scheduling.Reconciler{Client: c, ClusterScoped: true})
+		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder})
 	}
 	if on["binding"] {
 		setups = append(setups, &binding.Reconciler{Client: c, Templates: det}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true})
 	}
 	if on["execution"] {
-		setups = append(setups, &execution.Reconciler{Client: c, Members: members})
+		setups = append(setups, &execution.Reconciler{Client: c, Members: members, Recorder: recorder})
 	}
 	if on["status"] {
 		for _, cs := range []bool{false, true} {
-			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs})
+			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs, Recorder: recorder})
 		}
 	}
 	if on["validation"] {

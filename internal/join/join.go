@@ -34,6 +34,8 @@ type Options struct {
 	Member *rest.Config
 	// Provider, Region and Zone fill the Cluster's topology fields.
 	Provider, Region, Zone string
+	// Labels are added to the Cluster object.
+	Labels map[string]string
 }
 
 // Join registers o.ClusterName on the control plane reached by cp. It is
@@ -61,6 +63,12 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 		cluster.Spec.APIEndpoint = o.Member.Host
 		cluster.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: ClusterSecretNamespace, Name: o.ClusterName}
 		cluster.Spec.Provider, cluster.Spec.Region, cluster.Spec.Zone = o.Provider, o.Region, o.Zone
+		for k, v := range o.Labels {
+			if cluster.Labels == nil {
+				cluster.Labels = map[string]string{}
+			}
+			cluster.Labels[k] = v
+		}
 	}); err != nil {
 		return fmt.Errorf("join %s: write Cluster: %w", o.ClusterName, err)
 	}

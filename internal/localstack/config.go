@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
@@ -101,7 +102,9 @@ func LoadConfigFile(path string) (*Config, error) {
 	}
 	c := &Config{}
 	if err := yaml.UnmarshalStrict(data, c); err != nil {
-		return nil, fmt.Errorf("parse stack config %s: %w", path, err)
+		// sigs.k8s.io/yaml reports through its JSON decoder; say YAML.
+		msg := strings.ReplaceAll(err.Error(), "error unmarshaling JSON: while decoding JSON: ", "")
+		return nil, fmt.Errorf("stack config %s is not valid: %s (the format is in the README, under 'Sizing members')", path, msg)
 	}
 	return c, nil
 }

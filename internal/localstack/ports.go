@@ -28,6 +28,9 @@ type RecordedPorts struct {
 	path     string
 	recorded map[string]int
 	chosen   map[string]int
+	// AsRecorded returns recorded ports without checking that they are
+	// free, for showing the plan of a stack that may be running.
+	AsRecorded bool
 }
 
 // LoadRecordedPorts reads <dataDir>/ports.json if it exists. A missing file is
@@ -52,7 +55,7 @@ func (p *RecordedPorts) Port(key string) (int, error) {
 	if port, ok := p.chosen[key]; ok {
 		return port, nil
 	}
-	if port, ok := p.recorded[key]; ok && portFree(port) && !p.taken(port) {
+	if port, ok := p.recorded[key]; ok && (p.AsRecorded || portFree(port)) && !p.taken(port) {
 		p.chosen[key] = port
 		return port, nil
 	}
@@ -85,6 +88,16 @@ func (p *RecordedPorts) Save() error {
 		return err
 	}
 	return os.WriteFile(p.path, append(data, '\n'), 0o600)
+}
+
+// AllRecorded reports whether every chosen port came from the record.
+func (p *RecordedPorts) AllRecorded() bool {
+	for k, v := range p.chosen {
+		if p.recorded[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Keys returns the chosen keys, sorted.

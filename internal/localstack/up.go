@@ -284,6 +284,9 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
+// Progress prints a progress line with the seconds elapsed since Up began.
+func (s *Stack) Progress(format string, args ...any) { s.progress(format, args...) }
+
 func (s *Stack) progress(format string, args ...any) {
 	fmt.Fprintf(s.out, "[%6.1fs] %s\n", time.Since(s.started).Seconds(), fmt.Sprintf(format, args...))
 }

@@ -284,6 +284,7 @@ spec:
 				t.Errorf("Scheduled message %q lacks %q", msg, want)
 			}
 		}
+		s.waitFor(t, "ScheduleBindingFailed", "", "events", "--field-selector", "involvedObject.name=nowhere-deployment", "-o", "jsonpath={.items[0].reason}")
 	})
 
 	t.Run("a manual edit in a member is reverted", func(t *testing.T) {

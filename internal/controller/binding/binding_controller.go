@@ -8,6 +8,7 @@ package binding
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -42,6 +43,10 @@ const Finalizer = "karmada.io/binding-controller"
 // ExecutionFinalizer is the execution controller's finalizer (see package
 // execution), set on Works at creation.
 const ExecutionFinalizer = "karmada.io/execution-controller"
+
+// ErrTemplatesLoading, wrapped by a TemplateGetter, means the templates of a
+// kind are not loaded yet; callers retry shortly without reporting an error.
+var ErrTemplatesLoading = errors.New("templates are still loading")
 
 // TemplateGetter reads resource templates, normally from the detector's
 // informers, so templates are cached once per process.
@@ -131,6 +136,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	spec := binding.Spec(b)
 	tmpl, found, err := r.Templates.Template(binding.ResourceGVK(spec), spec.Resource.Namespace, spec.Resource.Name)
+	if errors.Is(err, ErrTemplatesLoading) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}

@@ -28,6 +28,7 @@ import (
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 )
 
 // templateKey identifies one resource template.
@@ -399,19 +400,23 @@ func (d *Detector) template(key templateKey) (*unstructured.Unstructured, *watch
 	return item.(*unstructured.Unstructured), w, true
 }
 
+// ErrTemplatesLoading means the detector has not loaded a kind's templates
+// yet (just started, or a CRD just appeared); retry shortly.
+var ErrTemplatesLoading = bindingctrl.ErrTemplatesLoading
+
 // Template returns a resource template from the detector's informers (the
 // one cache of templates in the process). Errors: the kind is not watched
 // yet, or its informer has not synced; callers retry.
 func (d *Detector) Template(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool, error) {
 	gvr, ok := d.ResourceFor(gvk)
 	if !ok {
-		return nil, false, fmt.Errorf("kind %s is not watched yet", gvk)
+		return nil, false, fmt.Errorf("kind %s is not watched yet: %w", gvk, ErrTemplatesLoading)
 	}
 	d.mu.RLock()
 	w := d.watching[gvr]
 	d.mu.RUnlock()
 	if !w.informer.HasSynced() {
-		return nil, false, fmt.Errorf("templates of %s are still loading", gvk)
+		return nil, false, fmt.Errorf("templates of %s: %w", gvk, ErrTemplatesLoading)
 	}
 	obj, _, found := d.template(templateKey{GVR: gvr, Namespace: namespace, Name: name})
 	return obj, found, nil

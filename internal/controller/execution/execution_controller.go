@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +61,9 @@ type Reconciler struct {
 	// Events carries member-object changes (from the registry's informers)
 	// as Work events.
 	Events chan event.GenericEvent
+	// Recorder, if set, gets a SyncFailed Warning event on a Work when it
+	// stops applying (Karmada's reason).
+	Recorder record.EventRecorder
 }
 
 // SetupWithManager registers the controller and hooks the member informers.
@@ -147,6 +151,9 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonAppliedFailed, applyErr.Error()
 	}
 	patch := client.MergeFrom(w.DeepCopy())
+	if old := meta.FindStatusCondition(w.Status.Conditions, cond.Type); applyErr != nil && r.Recorder != nil && (old == nil || old.Status != cond.Status) {
+		r.Recorder.Event(w, "Warning", "SyncFailed", cond.Message)
+	}
 	meta.SetStatusCondition(&w.Status.Conditions, cond)
 	if statuses != nil || applyErr == nil {
 		w.Status.ManifestStatuses = statuses
@@ -261,7 +268,7 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 		return ctrl.Result{}, nil
 	}
 	preserve := w.Spec.PreserveResourcesOnDeletion != nil && *w.Spec.PreserveResourcesOnDeletion
-	if !preserve {
+	if !preserve && !(r.leaving(ctx, cluster) && !r.ready(ctx, cluster)) {
 		m, err := r.Members.Get(ctx, cluster)
 		switch {
 		case apierrors.IsNotFound(errors.Unwrap(err)) || apierrors.IsNotFound(err):
@@ -270,6 +277,9 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 		default:
 			for _, raw := range w.Spec.Workload.Manifests {
 				if err := r.deleteManifest(ctx, m, w, raw.Raw); err != nil {
+					if r.leaving(ctx, cluster) {
+						break // an unjoined cluster that cannot be reached keeps its objects
+					}
 					return ctrl.Result{}, err
 				}
 			}
@@ -277,6 +287,19 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 	}
 	controllerutil.RemoveFinalizer(w, Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, w))
+}
+
+// leaving reports a cluster being unjoined. If it cannot be reached, its
+// objects cannot be removed, and waiting would hold its Works, execution
+// namespace and Cluster forever; they are released instead.
+func (r *Reconciler) leaving(ctx context.Context, name string) bool {
+	c := &clusterv1alpha1.Cluster{}
+	return r.Client.Get(ctx, client.ObjectKey{Name: name}, c) == nil && !c.DeletionTimestamp.IsZero()
+}
+
+func (r *Reconciler) ready(ctx context.Context, name string) bool {
+	c := &clusterv1alpha1.Cluster{}
+	return r.Client.Get(ctx, client.ObjectKey{Name: name}, c) == nil && meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 }
 
 func (r *Reconciler) deleteManifest(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, raw []byte) error {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +44,9 @@ type Reconciler struct {
 	Client client.Client
 	// ClusterScoped selects ClusterResourceBindings instead of ResourceBindings.
 	ClusterScoped bool
+	// Recorder, if set, gets Karmada's ScheduleBindingFailed Warning event
+	// when a binding becomes unschedulable.
+	Recorder record.EventRecorder
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -166,6 +170,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 	}
 	if !changed {
 		return nil
+	}
+	if !ok && r.Recorder != nil {
+		r.Recorder.Event(b, "Warning", "ScheduleBindingFailed", cond.Message)
 	}
 	meta.SetStatusCondition(&status.Conditions, cond)
 	if ok {

@@ -9,6 +9,7 @@ package status
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +37,10 @@ import (
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
+
+// ReasonAggregateStatusFailed is the Warning event reason (Karmada's) when a
+// template's aggregated status cannot be written.
+const ReasonAggregateStatusFailed = "AggregateStatusFailed"
 
 // Reasons of the FullyApplied condition, as in Karmada.
 const (
@@ -75,7 +81,10 @@ type Reconciler struct {
 	Dynamic   dynamic.Interface
 	Templates bindingctrl.TemplateGetter
 	// Resources maps a template's kind to its resource, for status writes.
-	Resources     func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
+	Resources func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
+	// Recorder, if set, gets a Warning event AggregateStatusFailed on the
+	// template when its status cannot be written.
+	Recorder      record.EventRecorder
 	ClusterScoped bool
 }
 
@@ -138,7 +147,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, r.writeTemplateStatus(ctx, spec, items)
+	if err := r.writeTemplateStatus(ctx, spec, items); errors.Is(err, bindingctrl.ErrTemplatesLoading) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
 }
 
 // ReportGrace is how long aggregation waits for a new Work's first report.
@@ -226,13 +240,13 @@ func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2
 		ri = rc.Namespace(spec.Resource.Namespace)
 	}
 	_, err = ri.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		// No status subresource, or the template moved on: the next
-		// event brings a fresh copy.
-		if apierrors.IsConflict(err) {
-			return err
-		}
-		return nil
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil // no status subresource
+	case apierrors.IsConflict(err):
+		return err // the template moved on: retry on a fresh copy
+	case err != nil && r.Recorder != nil:
+		r.Recorder.Event(tmpl, "Warning", ReasonAggregateStatusFailed, fmt.Sprintf("cannot write the status aggregated from the member clusters: %v", err))
 	}
 	return err
 }
