@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/flotilla-io/flotilla/api/crds"
+	"golang.org/x/sync/errgroup"
 )
 
 // Namespaces Karmada keeps on its control plane: karmada-system for its own
@@ -39,10 +40,14 @@ func Bootstrap(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	// Installing in parallel lets the API server overlap the per-CRD work
+	// (storage set-up, OpenAPI publication) of a first start.
+	g, gctx := errgroup.WithContext(ctx)
 	for _, crd := range want {
-		if err := applyCRD(ctx, ext, crd); err != nil {
-			return err
-		}
+		g.Go(func() error { return applyCRD(gctx, ext, crd) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if err := waitEstablished(ctx, ext, want); err != nil {
 		return err
@@ -89,9 +94,15 @@ func waitEstablished(ctx context.Context, ext apiextensionsclient.Interface, wan
 	defer tick.Stop()
 	for {
 		var pending []string
+		list, err := ext.ApiextensionsV1().CustomResourceDefinitions().List(ctx, metav1.ListOptions{})
+		done := map[string]bool{}
+		if err == nil {
+			for i := range list.Items {
+				done[list.Items[i].Name] = established(&list.Items[i])
+			}
+		}
 		for _, crd := range want {
-			got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil || !established(got) {
+			if !done[crd.Name] {
 				pending = append(pending, crd.Name)
 			}
 		}
