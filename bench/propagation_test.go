@@ -359,7 +359,7 @@ func BenchmarkPropagation(b *testing.B) {
 		fmt.Printf("| 100 at 1/s | %s | %s | %s |\n", ms(pct(one, .5)), ms(pct(one, .9)), ms(pct(one, .99)))
 		fmt.Printf("| 300 at 10/s | %s | %s | %s |\n", ms(pct(ten, .5)), ms(pct(ten, .9)), ms(pct(ten, .99)))
 		fmt.Printf("| burst of 1,000 | %s | %s | %s |\n\n", ms(pct(burst, .5)), ms(pct(burst, .9)), ms(pct(burst, .99)))
-		fmt.Printf("burst: 1,000 creates accepted in %.1fs; all 3,000 member copies in %.1fs; every template shows aggregated ready status after %.1fs\n", created.Seconds(), allIn.Seconds(), aggregated.Seconds())
+		fmt.Printf("burst: %d creates accepted in %.1fs; all %d member copies in %.1fs; every template shows aggregated ready status after %.1fs\n", burstSize, created.Seconds(), 3*burstSize, allIn.Seconds(), aggregated.Seconds())
 		fmt.Printf("replicas per Deployment: %d\n", replicas)
 		fmt.Printf("CPU used per component (user+system, whole run):\n%s", h.cpuByComponent())
 		fmt.Printf("controller-manager peak RSS (VmHWM) with %d templates: %.0f MiB\n", 1400, rss)

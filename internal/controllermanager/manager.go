@@ -144,6 +144,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if on["scheduler"] {
+		det.Preschedule = scheduling.Preschedule
 		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder})
 	}
 	if on["binding"] {

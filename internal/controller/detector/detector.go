@@ -57,6 +57,9 @@ type Detector struct {
 	// RediscoverEvery bounds how long a new API (a CRD added without an
 	// event reaching us) goes unwatched.
 	RediscoverEvery time.Duration
+	// Preschedule, if set, fills a new binding's target clusters before it
+	// is created (the in-process scheduler's scheduling.Preschedule).
+	Preschedule func(ctx context.Context, c client.Reader, b client.Object) error
 
 	queue    workqueue.TypedRateLimitingInterface[templateKey]
 	factory  dynamicinformer.DynamicSharedInformerFactory

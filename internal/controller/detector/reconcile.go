@@ -267,8 +267,14 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}})
 	if notFound {
-		// Born with the binding controller's finalizer: one write fewer.
+		// Born with the binding controller's finalizer, and scheduled when
+		// the scheduler runs in this process: fewer writes and hops.
 		controllerutil.AddFinalizer(b, bindingctrl.Finalizer)
+		if d.Preschedule != nil {
+			if err := d.Preschedule(ctx, d.Client, b); err != nil {
+				return err
+			}
+		}
 		if err := d.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create binding %s: %w", b.GetName(), err)
 		}

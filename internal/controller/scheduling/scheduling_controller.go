@@ -155,6 +155,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
+// Preschedule fills a new binding's spec.clusters (and the applied-placement
+// annotation) before it is created, so a binding is born scheduled: one
+// write and one controller hop fewer on the propagation path. It leaves an
+// unschedulable binding empty; the controller then reports why. Only for
+// the default scheduler, and only when it runs in this process.
+func Preschedule(ctx context.Context, c client.Reader, b client.Object) error {
+	spec := binding.Spec(b)
+	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
+		return nil
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := c.List(ctx, clusters); err != nil {
+		return err
+	}
+	in := scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas, ReplicaRequirements: spec.ReplicaRequirements}
+	for i := range clusters.Items {
+		if clusters.Items[i].DeletionTimestamp.IsZero() {
+			in.Clusters = append(in.Clusters, &clusters.Items[i])
+		}
+	}
+	decision, err := scheduler.Decide(in)
+	if err != nil {
+		return nil
+	}
+	placement, err := json.Marshal(spec.Placement)
+	if err != nil {
+		return err
+	}
+	spec.Clusters = decision.Clusters
+	ann := b.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AppliedPlacementAnnotation] = string(placement)
+	b.SetAnnotations(ann)
+	return nil
+}
+
 func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond metav1.Condition, affinity string, ok bool) error {
 	status := binding.Status(b)
 	// The status controller writes other conditions of the same list; the
