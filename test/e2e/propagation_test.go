@@ -356,9 +356,10 @@ spec:
 		c := len(strings.Fields(s.get("member2", "deploy", "-n", "load", "-o", "jsonpath={.items[*].metadata.name}")))
 		return a == n && c == n, fmt.Sprintf("member1 %d, member2 %d", a, c)
 	})
-	if newPID := s.controllerManagerPID(); newPID == pid || newPID == 0 {
-		t.Errorf("controller-manager was not restarted (pid %d, before %d)", newPID, pid)
-	}
+	eventually(t, time.Minute, "flotilla up to restart the controller manager", func() (bool, string) {
+		newPID := s.controllerManagerPID()
+		return newPID != 0 && newPID != pid, fmt.Sprintf("pid %d, killed %d", newPID, pid)
+	})
 	for _, m := range []string{"member1", "member2"} {
 		works := len(strings.Fields(s.get("", "works", "-n", "karmada-es-"+m, "-l", "resourcebinding.karmada.io/permanent-id", "-o", "jsonpath={.items[*].metadata.name}")))
 		if works != n {
