@@ -30,10 +30,6 @@ const (
 	ClusterNameAnnotation   = "clusterresourcebinding.karmada.io/name"
 	WorkNameAnnotation      = "work.karmada.io/name"
 	WorkNamespaceAnnotation = "work.karmada.io/namespace"
-	// ResourceTemplateGenerationAnnotation on a manifest records the
-	// template generation it was rendered from, so status aggregation can
-	// tell when every member has caught up.
-	ResourceTemplateGenerationAnnotation = "resourcetemplate.karmada.io/generation"
 	// ManagedLabelsAnnotation and ManagedAnnotationsAnnotation on a
 	// manifest list, comma-separated, the label and annotation keys
 	// Flotilla sets on the member object; a key that disappears from the

@@ -368,7 +368,7 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 	ann[binding.ManagedAnnotationsAnnotation] = keyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
 	ann[binding.WorkNamespaceAnnotation] = clusterv1alpha1.ExecutionNamespace(tc.Name)
 	ann[binding.WorkNameAnnotation] = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
-	ann[binding.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
+	ann[interpreter.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
 	resolved := policymatch.ResolveConflictResolution(tmpl.GetAnnotations(), spec.ConflictResolution)
 	if resolved == policyv1alpha1.ConflictOverwrite {
 		ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
