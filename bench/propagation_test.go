@@ -21,8 +21,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -37,13 +41,23 @@ var replicas = func() int32 {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_REPLICAS")); err == nil {
 		return int32(v)
 	}
+	if os.Getenv("BENCH_BARE") != "" {
+		return 0
+	}
 	return 1
 }()
+
+// bare members (BENCH_BARE=1) run only an API server, as the members of
+// Karmada's published figures did; replicas are then 0 and aggregation is
+// measured as every binding reporting FullyApplied (a bare member never
+// fills in a Deployment's status).
+var bare = os.Getenv("BENCH_BARE") != ""
 
 type harness struct {
 	b       *testing.B
 	dataDir string
 	cp      kubernetes.Interface
+	dyn     dynamic.Interface
 	members []kubernetes.Interface
 
 	mu      sync.Mutex
@@ -51,14 +65,22 @@ type harness struct {
 	arrived map[string]map[int]time.Time // name -> member index -> first seen
 }
 
-func client(b *testing.B, kubeconfig, context string) kubernetes.Interface {
+func restConfig(b *testing.B, kubeconfig, context string) *rest.Config {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg.QPS, cfg.Burst = 2000, 4000
-	return kubernetes.NewForConfigOrDie(cfg)
+	return cfg
+}
+
+func client(b *testing.B, kubeconfig, context string) kubernetes.Interface {
+	return kubernetes.NewForConfigOrDie(restConfig(b, kubeconfig, context))
+}
+
+func dynamicClient(b *testing.B, kubeconfig string) dynamic.Interface {
+	return dynamic.NewForConfigOrDie(restConfig(b, kubeconfig, ""))
 }
 
 func startHarness(b *testing.B) *harness {
@@ -78,6 +100,9 @@ func startHarness(b *testing.B) *harness {
 	}
 	start := time.Now()
 	args := []string{"up", "--members", "3", "--node-pods", "600", "--detach", "--data-dir", h.dataDir}
+	if bare {
+		args = append(args, "--bare-members")
+	}
 	if addr := os.Getenv("BENCH_PPROF"); addr != "" {
 		args = append(args, "--controller-manager-arg=--profiling-bind-address="+addr)
 	}
@@ -85,6 +110,7 @@ func startHarness(b *testing.B) *harness {
 	b.Logf("stack ready in %s", time.Since(start).Round(100*time.Millisecond))
 	b.Cleanup(func() { run("down", "--data-dir", h.dataDir) })
 	h.cp = client(b, filepath.Join(h.dataDir, "karmada.config"), "karmada-apiserver")
+	h.dyn = dynamicClient(b, filepath.Join(h.dataDir, "karmada.config"))
 	for i := 1; i <= 3; i++ {
 		h.members = append(h.members, client(b, filepath.Join(h.dataDir, "members.config"), fmt.Sprintf("member%d", i)))
 	}
@@ -333,6 +359,9 @@ func BenchmarkPropagation(b *testing.B) {
 
 		ctx := context.Background()
 		h.waitFor("aggregated ready status of every burst template", 15*time.Minute, func() bool {
+			if bare {
+				return h.fullyApplied(ctx, "burst-") == len(names)
+			}
 			list, err := h.cp.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				return false
@@ -360,8 +389,31 @@ func BenchmarkPropagation(b *testing.B) {
 		fmt.Printf("| 300 at 10/s | %s | %s | %s |\n", ms(pct(ten, .5)), ms(pct(ten, .9)), ms(pct(ten, .99)))
 		fmt.Printf("| burst of 1,000 | %s | %s | %s |\n\n", ms(pct(burst, .5)), ms(pct(burst, .9)), ms(pct(burst, .99)))
 		fmt.Printf("burst: %d creates accepted in %.1fs; all %d member copies in %.1fs; every template shows aggregated ready status after %.1fs\n", burstSize, created.Seconds(), 3*burstSize, allIn.Seconds(), aggregated.Seconds())
-		fmt.Printf("replicas per Deployment: %d\n", replicas)
+		fmt.Printf("replicas per Deployment: %d; members: %s\n", replicas, map[bool]string{true: "bare (API server only)", false: "full simulated clusters (kube-controller-manager, kube-scheduler, kwok nodes)"}[bare])
 		fmt.Printf("CPU used per component (user+system, whole run):\n%s", h.cpuByComponent())
 		fmt.Printf("controller-manager peak RSS (VmHWM) with %d templates: %.0f MiB\n", 1400, rss)
 	}
+}
+
+// fullyApplied counts the ResourceBindings of templates named prefix* whose
+// FullyApplied condition is True.
+func (h *harness) fullyApplied(ctx context.Context, prefix string) int {
+	gvr := schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
+	list, err := h.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, rb := range list.Items {
+		if !strings.HasPrefix(rb.GetName(), prefix) {
+			continue
+		}
+		conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == "FullyApplied" && m["status"] == "True" {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -30,6 +30,7 @@ type UpOptions struct {
 	Members    int
 	ConfigFile string
 	Nodes      localstack.NodeDefaults
+	Bare       bool
 	Detach     bool
 	DryRun     bool
 	Timeout    time.Duration
@@ -82,6 +83,9 @@ again on the same data dir keeps every object.`,
   # Start and apply Karmada's nginx sample (a Deployment, its PropagationPolicy and an OverridePolicy)
   flotilla up --apply ../shared/reference/karmada-samples/nginx
 
+  # 20 light members (API servers only: objects propagate but nothing runs)
+  flotilla up --members 20 --bare-members
+
   # Show what would run, with ports, flags and paths, without starting anything
   flotilla up --dry-run`,
 		Args: cobra.NoArgs,
@@ -104,6 +108,7 @@ again on the same data dir keeps every object.`,
 	f.StringVar(&o.Nodes.CPU, "node-cpu", localstack.DefaultNodeCPU, "CPU capacity of each simulated node")
 	f.StringVar(&o.Nodes.Memory, "node-memory", localstack.DefaultNodeMemory, "memory capacity of each simulated node")
 	f.StringVar(&o.Nodes.Pods, "node-pods", localstack.DefaultNodePods, "pod capacity of each simulated node")
+	f.BoolVar(&o.Bare, "bare-members", false, "members run only an API server: no nodes, scheduler or workload controllers, so nothing rolls out (for scale tests)")
 	f.BoolVar(&o.Detach, "detach", false, "run in the background and return once ready; stop with 'flotilla down'")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
@@ -132,6 +137,11 @@ func (o *UpOptions) Complete() error {
 	}
 	o.config.DataDir = abs
 	o.config.ControllerManagerArgs = o.CMArgs
+	if o.Bare {
+		for i := range o.config.Members {
+			o.config.Members[i].Bare = true
+		}
+	}
 	o.config.Complete(o.Nodes)
 	return nil
 }

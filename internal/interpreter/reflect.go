@@ -136,3 +136,21 @@ func rawJSON(obj *unstructured.Unstructured, v map[string]any) (*runtime.RawExte
 	}
 	return &runtime.RawExtension{Raw: raw}, nil
 }
+
+// Observed reports whether the member controllers have caught up with obj:
+// for the replicated workload kinds (Deployment, StatefulSet, ReplicaSet,
+// DaemonSet), status.observedGeneration >= metadata.generation; every other
+// kind is always observed. The execution controller uses it to hold a new
+// object's first status report until its status means something, so a Work
+// gets one status write instead of one per controller step.
+func Observed(obj *unstructured.Unstructured) bool {
+	if obj == nil {
+		return false
+	}
+	if _, ok := workloadCounters[groupKindOf(obj)]; !ok {
+		return true
+	}
+	status, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status")
+	m, _ := status.(map[string]any)
+	return intValue(m, observedGenerationKey) >= obj.GetGeneration()
+}

@@ -33,7 +33,14 @@ type MemberConfig struct {
 	// Name is the cluster name, a DNS label such as "member1". It becomes the
 	// kubeconfig context in members.config and, later, the Cluster object name.
 	Name string `json:"name"`
-	// Nodes is how many kwok nodes the member has. Default 3.
+	// Bare members run only kube-apiserver and the kube-controller-manager
+	// controllers every cluster needs (namespaces, garbage collection,
+	// service-account tokens): no nodes, scheduler or workload controllers.
+	// Propagated objects are stored but nothing rolls out, so their status
+	// stays empty. Much lighter; meant for scale tests of propagation
+	// (Karmada's published propagation benchmarks use such members).
+	Bare bool `json:"bare,omitempty"`
+	// Nodes is how many kwok nodes the member has. Default 3; 0 when Bare.
 	Nodes int `json:"nodes,omitempty"`
 	// CPU, Memory and Pods are each node's capacity and allocatable, as
 	// Kubernetes quantities. Defaults 8, 32Gi and 110.
@@ -117,7 +124,9 @@ func (c *Config) Complete(d NodeDefaults) {
 		if m.Name == "" {
 			m.Name = def.Name
 		}
-		if m.Nodes == 0 {
+		if m.Bare {
+			m.Nodes = 0
+		} else if m.Nodes == 0 {
 			m.Nodes = def.Nodes
 		}
 		if m.CPU == "" {
@@ -169,7 +178,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: name is used twice", where)
 		}
 		seen[m.Name] = true
-		if m.Nodes < 1 || m.Nodes > 1000 {
+		if !m.Bare && (m.Nodes < 1 || m.Nodes > 1000) {
 			return fmt.Errorf("%s: nodes must be between 1 and 1000, got %d", where, m.Nodes)
 		}
 		for field, q := range map[string]string{"cpu": m.CPU, "memory": m.Memory, "pods": m.Pods} {

@@ -159,7 +159,7 @@ func (p *Plan) cluster(name string, member *MemberConfig, ports PortAllocator) (
 		return nil, err
 	}
 	c.Components = append(c.Components, p.apiserver(c), p.controllerManager(c, kcmPort))
-	if member != nil {
+	if member != nil && !member.Bare {
 		schedPort, err := port(KindScheduler)
 		if err != nil {
 			return nil, err
@@ -214,7 +214,7 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 func (p *Plan) controllerManager(c *ClusterPlan, port int) Component {
 	saKey, _ := p.PKI.ServiceAccountKeys(c.Name)
 	controllers := "*"
-	if c.Member == nil {
+	if c.Member == nil || c.Member.Bare {
 		controllers = strings.Join(ControlPlaneControllers, ",")
 	}
 	return p.component(c, KindControllerManager, fmt.Sprintf("https://127.0.0.1:%d/healthz", port),
@@ -231,6 +231,11 @@ func (p *Plan) controllerManager(c *ClusterPlan, port int) Component {
 		"--root-ca-file="+p.PKI.CACert,
 		"--cluster-signing-cert-file="+p.PKI.CACert,
 		"--cluster-signing-key-file="+p.PKI.CAKey,
+		// The default client rate (20 requests/s) lets a member's
+		// deployment controller handle about 4 Deployments a second, so
+		// a propagated burst would wait minutes for its member status.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
 		"--profiling=false",
 	)
 }
@@ -245,6 +250,8 @@ func (p *Plan) scheduler(c *ClusterPlan, port int) Component {
 		"--tls-cert-file="+p.PKI.ServingCert,
 		"--tls-private-key-file="+p.PKI.ServingKey,
 		"--leader-elect=false",
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
 		"--profiling=false",
 	)
 }
@@ -294,7 +301,9 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 	for _, c := range p.Clusters {
 		fmt.Fprintf(w, "\ncluster %s: %s\n", c.Name, c.Server())
 		fmt.Fprintf(w, "  etcd: client 127.0.0.1:%d, peer 127.0.0.1:%d, data %s\n", c.EtcdPorts[0], c.EtcdPorts[1], filepath.Join(c.Dir, "etcd"))
-		if m := c.Member; m != nil {
+		if m := c.Member; m != nil && m.Bare {
+			fmt.Fprintf(w, "  bare: API server only, no nodes; provider %s, region %s, zone %s\n", m.Provider, m.Region, m.Zone)
+		} else if m != nil {
 			fmt.Fprintf(w, "  nodes: %d x (cpu %s, memory %s, pods %s); provider %s, region %s, zone %s\n",
 				m.Nodes, m.CPU, m.Memory, m.Pods, m.Provider, m.Region, m.Zone)
 		}

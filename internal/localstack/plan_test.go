@@ -69,6 +69,33 @@ func TestControlPlaneRunsOnlyKarmadaControllers(t *testing.T) {
 	}
 }
 
+func TestBareMemberRunsOnlyItsAPIServer(t *testing.T) {
+	m := DefaultMember(1, defaults)
+	m.Bare = true
+	c := &Config{DataDir: "/data", Members: []MemberConfig{m}}
+	c.Complete(defaults)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a bare member is valid: %v", err)
+	}
+	if c.Members[0].Nodes != 0 {
+		t.Errorf("a bare member has no nodes, got %d", c.Members[0].Nodes)
+	}
+	p, err := BuildPlan(c, &SequentialPorts{Next: 31000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, comp := range p.Members()[0].Components {
+		kinds = append(kinds, comp.Kind)
+		if comp.Kind == KindControllerManager && !contains(comp.Args, "--controllers="+strings.Join(ControlPlaneControllers, ",")) {
+			t.Errorf("a bare member's kube-controller-manager runs workload controllers: %v", comp.Args)
+		}
+	}
+	if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager}, kinds); diff != "" {
+		t.Errorf("bare member components (-want +got):\n%s", diff)
+	}
+}
+
 func TestEveryPortIsDistinctAndLoopback(t *testing.T) {
 	p := goldenPlan(t)
 	seen := map[string]string{}

@@ -181,7 +181,7 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err := firstError(errs); err != nil {
 		return err
 	}
-	if c.Member == nil {
+	if c.Member == nil || c.Member.Bare {
 		return nil
 	}
 	cs, err := kubernetes.NewForConfig(restCfg)

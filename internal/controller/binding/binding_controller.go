@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,16 +22,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
@@ -66,17 +70,24 @@ func (r *Reconciler) newBinding() client.Object {
 	return binding.Kind(r.ClusterScoped).Empty()
 }
 
-// SetupWithManager registers the controller. A change to one of its Works
-// (say, deleted by hand) re-renders the binding.
+// SetupWithManager registers the controller. A change to one of its Works'
+// spec or labels, or its deletion (say, by hand), re-renders the binding.
+// Status-only changes of bindings and Works are not its business and are
+// filtered out: under a burst they are most events, and each would cost a
+// render and cache reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	specOrMetadata := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("binding")).
-		For(r.newBinding()).
+		For(r.newBinding(), builder.WithPredicates(specOrMetadata)).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			return WorkOwner(o, r.ClusterScoped)
+		}), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false }, // written by this controller
+			UpdateFunc: func(e event.UpdateEvent) bool { return specOrMetadata.Update(e) },
 		})).
 		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+		WithOptions(queue.Options(8)).
 		Complete(r)
 }
 
@@ -142,12 +153,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
+	if olderThan(tmpl.GetResourceVersion(), spec.Resource.ResourceVersion) {
+		// The detector wrote the binding from a newer template (typically
+		// the one its claim patch returned) than the cache holds yet.
+		// Rendering now would ship the older one and nothing would
+		// re-render once the cache caught up (the binding already records
+		// that version), so wait for it.
+		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil
+	}
 	ops, cops, clusters, err := r.overrideInputs(ctx, b.GetNamespace())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	keep := map[string]bool{}
-	for _, tc := range spec.Clusters {
+	// The Works of different clusters are written in parallel: a template's
+	// last member copy is not held behind the writes for the others.
+	var wg sync.WaitGroup
+	errs := make([]error, len(spec.Clusters))
+	for i, tc := range spec.Clusters {
 		ns := clusterv1alpha1.ExecutionNamespace(tc.Name)
 		keep[ns] = true
 		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
@@ -158,14 +181,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		manifest, err := Render(tmpl, b, tc, override)
 		if err != nil {
+			wg.Wait()
 			return ctrl.Result{}, err
 		}
-		if err := r.ensureWork(ctx, b, id, ns, manifest); err != nil {
-			return ctrl.Result{}, err
-		}
+		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, ns, manifest) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return ctrl.Result{}, err
 	}
 	_, err = r.deleteWorks(ctx, id, keep)
 	return ctrl.Result{}, err
+}
+
+// CacheLagRetry is how soon a binding is rendered again when the template
+// cache is behind the binding.
+var CacheLagRetry = 20 * time.Millisecond
+
+// olderThan reports whether resourceVersion a is known to precede b. The
+// API treats resource versions as opaque; both are compared as the etcd
+// revisions they are, and anything unparsable counts as not older.
+func olderThan(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
 }
 
 // overrideInputs lists the OverridePolicies of the binding's namespace, every

@@ -29,6 +29,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/queue"
 )
 
 // templateKey identifies one resource template.
@@ -85,7 +86,7 @@ func (d *Detector) NeedLeaderElection() bool { return true }
 func (d *Detector) Start(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("detector")
 	ctx = klog.NewContext(ctx, logger)
-	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[templateKey](),
+	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(queue.RateLimiter[templateKey](),
 		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
 	defer d.queue.ShutDown()
 	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)

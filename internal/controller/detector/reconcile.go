@@ -3,6 +3,9 @@ package detector
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -226,6 +229,12 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
 	}
+	if fp := fingerprint(obj); fp != "" && b.GetAnnotations()[TemplateFingerprintAnnotation] == fp && !notFound {
+		// Only the template's status moved on (aggregation writes it):
+		// keep the recorded version, so the binding is not rewritten and
+		// its Works are not re-rendered for nothing.
+		spec.Resource.ResourceVersion = binding.Spec(before).Resource.ResourceVersion
+	}
 	spec.Replicas, spec.ReplicaRequirements = 0, nil
 	if replicas, req, ok := interpreter.GetReplicas(obj); ok {
 		spec.Replicas, spec.ReplicaRequirements = replicas, req
@@ -261,6 +270,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	for k, v := range p.claim.TemplateAnnotations() {
 		annotations[k] = v
 	}
+	if fp := fingerprint(obj); fp != "" {
+		annotations[TemplateFingerprintAnnotation] = fp
+	} else {
+		delete(annotations, TemplateFingerprintAnnotation)
+	}
 	b.SetAnnotations(annotations)
 	b.SetOwnerReferences([]metav1.OwnerReference{{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
@@ -287,6 +301,28 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		return fmt.Errorf("update binding %s: %w", b.GetName(), err)
 	}
 	return nil
+}
+
+// TemplateFingerprintAnnotation on a binding records what of its template
+// the binding was last written from, other than status (see fingerprint).
+const TemplateFingerprintAnnotation = "flotilla.io/template-fingerprint"
+
+// fingerprint identifies a template's non-status content: its generation
+// (bumped by every spec change) and a hash of its labels and annotations.
+// It is empty for kinds without a generation, whose every change counts.
+func fingerprint(obj *unstructured.Unstructured) string {
+	if obj.GetGeneration() == 0 {
+		return ""
+	}
+	h := fnv.New64a()
+	for _, m := range []map[string]string{obj.GetLabels(), obj.GetAnnotations()} {
+		keys := slices.Sorted(maps.Keys(m))
+		for _, k := range keys {
+			fmt.Fprintf(h, "%s=%s\x00", k, m[k])
+		}
+		h.Write([]byte{1})
+	}
+	return fmt.Sprintf("%d-%x", obj.GetGeneration(), h.Sum64())
 }
 
 // deleteBinding removes the binding of a template that no longer exists.

@@ -24,11 +24,12 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -36,6 +37,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
@@ -49,6 +51,13 @@ const (
 	ReasonAppliedSuccessful = "AppliedSuccessful"
 	ReasonAppliedFailed     = "AppliedFailed"
 )
+
+// FirstReportGrace bounds how long a new Work's first status report waits
+// for the member's controllers to observe its objects (see
+// interpreter.Observed); members without controllers are reported after it.
+// Work creation timestamps have one-second resolution, so the actual wait is
+// between FirstReportGrace-1s and FirstReportGrace.
+var FirstReportGrace = 2 * time.Second
 
 // StatusDelay gathers a member object's quick successive changes before
 // its Work is reconciled (status reflection and drift correction).
@@ -82,7 +91,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Events <- event.GenericEvent{Object: w}
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("execution").
-		For(&workv1alpha1.Work{}).
+		// Its own status reports come back as Work updates; only spec and
+		// metadata changes (and deletion, which bumps generation) matter.
+		For(&workv1alpha1.Work{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WatchesRawSource(source.Channel(r.Events, handler.Funcs{
 			// A new member object reports status several times within
 			// moments; gathering them writes the Work's status once.
@@ -90,7 +102,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, StatusDelay)
 			},
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 16}).
+		WithOptions(queue.Options(16)).
 		Complete(r)
 }
 
@@ -118,15 +130,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var statuses []workv1alpha1.ManifestStatus
 	var errs []error
-	created := false
+	settled := true
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
 			errs = append(errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
 			continue
 		}
-		st, isNew, err := r.apply(ctx, m, w, i, desired)
-		created = created || isNew
+		st, observed, err := r.apply(ctx, m, w, i, desired)
+		settled = settled && observed
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -134,10 +146,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			statuses = append(statuses, *st)
 		}
 	}
-	if created && len(errs) == 0 && !meta.IsStatusConditionTrue(w.Status.Conditions, workv1alpha1.WorkApplied) {
-		// A just-created object has no status yet and its controllers
-		// fill it in within moments: report once, with that status,
-		// instead of twice.
+	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
+		time.Since(w.CreationTimestamp.Time) < FirstReportGrace {
+		// A new object has no status yet and its controllers fill it in
+		// within moments: the first report waits for them (the member
+		// object's change events wake this Work up), so the Work's status
+		// is written once instead of once per controller step.
 		return ctrl.Result{RequeueAfter: 2 * StatusDelay}, nil
 	}
 	return r.report(ctx, w, statuses, errors.Join(errs...))
@@ -173,7 +187,8 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 }
 
 // apply creates or updates one manifest and returns its reflected status,
-// and whether it was created just now.
+// and whether the member's controllers have observed it (false for an
+// object created just now).
 func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (*workv1alpha1.ManifestStatus, bool, error) {
 	gvk := desired.GroupVersionKind()
 	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -186,16 +201,22 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	}
 	informer := r.Members.Watch(m, mapping.Resource)
 	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
-	existing, err := cachedOrLive(ctx, informer, rc, desired)
+	existing, err := r.current(ctx, informer, rc, desired)
 	var result *unstructured.Unstructured
 	isNew := false
-	switch {
-	case apierrors.IsNotFound(err):
-		isNew = true
+	if apierrors.IsNotFound(err) {
 		result, err = rc.Create(ctx, desired, metav1.CreateOptions{FieldManager: "flotilla"})
-		if err != nil {
+		switch {
+		case err == nil:
+			isNew = true
+		case apierrors.IsAlreadyExists(err):
+			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+		default:
 			return nil, false, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
 		}
+	}
+	switch {
+	case isNew:
 	case err != nil:
 		return nil, false, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
 	case !ownedBy(existing, w) && desired.GetAnnotations()[policymatch.ConflictResolutionAnnotation] != policymatch.ConflictResolutionOverwrite:
@@ -223,16 +244,23 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	if raw, err := interpreter.ReflectStatus(result); err == nil && raw != nil {
 		st.Status = raw
 	}
-	return st, isNew, nil
+	return st, !isNew && interpreter.Observed(result), nil
 }
 
-// cachedOrLive reads the member object from the managed-object informer
-// when it has synced and holds it, and from the member's API server
-// otherwise (an object not yet managed is not in that cache).
-func cachedOrLive(ctx context.Context, informer cache.SharedIndexInformer, rc dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// current returns the member object. It is read from the managed-object
+// informer when that has synced; an object missing there is normally one
+// not created yet, so it is reported NotFound without a round trip, and the
+// create that follows settles it: AlreadyExists (an object Flotilla does not
+// manage yet, or one the informer has not delivered) falls back to a live
+// read. Before the informer has synced every read is live.
+func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInformer, rc dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	if informer.HasSynced() {
-		if item, ok, err := informer.GetStore().GetByKey(key(desired)); err == nil && ok {
+		item, ok, err := informer.GetStore().GetByKey(key(desired))
+		if err == nil && ok {
 			return item.(*unstructured.Unstructured), nil
+		}
+		if err == nil {
+			return nil, apierrors.NewNotFound(schema.GroupResource{}, desired.GetName())
 		}
 	}
 	return rc.Get(ctx, desired.GetName(), metav1.GetOptions{})

@@ -24,6 +24,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/scheduler"
 )
 
@@ -72,7 +73,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				r.enqueueAll(ctx, q)
 			},
 		}).
-		WithOptions(optionsFor(mgr)).
+		WithOptions(queue.Options(4)).
 		Complete(r)
 }
 

@@ -20,12 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -35,6 +35,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
 
@@ -99,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
 			return bindingctrl.WorkOwner(o, r.ClusterScoped)
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
+		WithOptions(queue.Options(8)).
 		Complete(r)
 }
 
@@ -239,12 +240,18 @@ func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2
 	if spec.Resource.Namespace != "" {
 		ri = rc.Namespace(spec.Resource.Namespace)
 	}
-	_, err = ri.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	// A merge patch of the status alone, without a resourceVersion: the
+	// template's spec and metadata move on independently (the claim is
+	// written at about the same time), and nothing else writes its status,
+	// so an optimistic lock would only turn those moves into conflicts.
+	patch, err := client.MergeFrom(tmpl).Data(updated)
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, tmpl.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil // no status subresource
-	case apierrors.IsConflict(err):
-		return err // the template moved on: retry on a fresh copy
 	case err != nil && r.Recorder != nil:
 		r.Recorder.Event(tmpl, "Warning", ReasonAggregateStatusFailed, fmt.Sprintf("cannot write the status aggregated from the member clusters: %v", err))
 	}
