@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,7 +165,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 	if applyErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonAppliedFailed, applyErr.Error()
 	}
-	patch := client.MergeFrom(w.DeepCopy())
+	before := w.Status.DeepCopy()
 	if old := meta.FindStatusCondition(w.Status.Conditions, cond.Type); applyErr != nil && r.Recorder != nil && (old == nil || old.Status != cond.Status) {
 		r.Recorder.Event(w, "Warning", "SyncFailed", cond.Message)
 	}
@@ -172,8 +173,15 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 	if statuses != nil || applyErr == nil {
 		w.Status.ManifestStatuses = statuses
 	}
-	if data, err := patch.Data(w); err == nil && string(data) != "{}" {
-		if err := r.Client.Status().Patch(ctx, w, patch); err != nil {
+	if !equality.Semantic.DeepEqual(before, &w.Status) {
+		// A full update with the read resourceVersion, not a patch: the
+		// API server then skips serialising the stored Work to apply a
+		// patch to it, which made status reports its costliest request.
+		// Only this controller writes Work status; a conflict means the
+		// binding controller changed the spec, and the retry reads it.
+		if err := r.Client.Status().Update(ctx, w); apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -8,6 +8,7 @@ package scheduling
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -148,6 +149,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	if err == nil && BornScheduled(b) {
+		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
+			// The status controller's first write carries the Scheduled
+			// condition of a binding born scheduled (one status write
+			// fewer per template); it is written here only if that has
+			// not happened within the grace.
+			return ctrl.Result{RequeueAfter: BornScheduledGrace - age}, nil
+		}
+	}
 	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, err == nil); apierrors.IsConflict(err) {
 		return ctrl.Result{Requeue: true}, nil
 	} else if err != nil {
@@ -213,11 +223,42 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 	if !ok && r.Recorder != nil {
 		r.Recorder.Event(b, "Warning", "ScheduleBindingFailed", cond.Message)
 	}
-	meta.SetStatusCondition(&status.Conditions, cond)
 	if ok {
-		status.SchedulerObservedGeneration = b.GetGeneration()
-		now := metav1.Now()
-		status.LastScheduledTime = &now
+		SetScheduled(status, b.GetGeneration(), affinity)
+	} else {
+		meta.SetStatusCondition(&status.Conditions, cond)
 	}
 	return r.Client.Status().Patch(ctx, b, patch)
+}
+
+// BornScheduledGrace is how long the scheduler leaves the Scheduled
+// condition of a binding born scheduled to the status controller.
+var BornScheduledGrace = 5 * time.Second
+
+// BornScheduled reports a binding that Preschedule scheduled at creation,
+// unchanged since (generation 1, placement as applied, a single cluster
+// affinity) and whose Scheduled condition is not written yet. Its
+// scheduling outcome is known (success), so whichever status write comes
+// first records it with SetScheduled.
+func BornScheduled(b client.Object) bool {
+	spec, status := binding.Spec(b), binding.Status(b)
+	if b.GetGeneration() != 1 || len(spec.Clusters) == 0 || spec.Placement == nil || len(spec.Placement.ClusterAffinities) > 0 ||
+		meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled) != nil {
+		return false
+	}
+	placement, err := json.Marshal(spec.Placement)
+	return err == nil && b.GetAnnotations()[AppliedPlacementAnnotation] == string(placement)
+}
+
+// SetScheduled records a successful scheduling decision in a binding's
+// status, as Karmada's scheduler does: the Scheduled condition (True,
+// reason Success), schedulerObservedGeneration, lastScheduledTime, and the
+// chosen cluster affinity's name ("" for a single clusterAffinity).
+func SetScheduled(status *workv1alpha2.ResourceBindingStatus, generation int64, affinity string) {
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue,
+		Reason: ReasonSuccess, Message: "Binding has been scheduled successfully.", ObservedGeneration: generation})
+	status.SchedulerObservedGeneration = generation
+	status.SchedulerObservedAffinityName = affinity
+	now := metav1.Now()
+	status.LastScheduledTime = &now
 }

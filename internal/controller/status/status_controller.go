@@ -36,6 +36,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
+	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
 
@@ -134,15 +135,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	items, cond := Aggregate(spec.Clusters, byCluster)
 	cond.ObservedGeneration = b.GetGeneration()
-	// The scheduler writes the Scheduled condition in the same list; the
-	// optimistic lock turns a stale read into a retry instead of dropping it.
-	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	newStatus := status.DeepCopy()
+	if scheduling.BornScheduled(b) {
+		// One write instead of two: the scheduler leaves this to us.
+		scheduling.SetScheduled(newStatus, b.GetGeneration(), "")
+	}
 	newStatus.AggregatedStatus = items
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	if !equality.Semantic.DeepEqual(newStatus, status) {
 		*status = *newStatus
-		if err := r.Client.Status().Patch(ctx, b, patch); apierrors.IsConflict(err) {
+		// A full status update with the read resourceVersion: the
+		// scheduler writes the Scheduled condition in the same list, so a
+		// stale read must become a retry, not a lost condition; and an
+		// update costs the API server less than a patch of the stored
+		// binding.
+		if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
 			return ctrl.Result{Requeue: true}, nil
 		} else if err != nil {
 			return ctrl.Result{}, err
