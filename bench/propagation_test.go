@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -63,6 +65,98 @@ type harness struct {
 	mu      sync.Mutex
 	sent    map[string]time.Time
 	arrived map[string]map[int]time.Time // name -> member index -> first seen
+	// hops records, per Deployment, when each step of the propagation path
+	// was first seen on the control plane (see watchHops).
+	hops map[string]map[string]time.Time
+	// stopHops ends those watches: they would compete for the CPU the
+	// burst measures.
+	stopHops func()
+}
+
+// Steps of the propagation path, in order, as watched on the control plane.
+var hopNames = []string{"created", "claimed", "binding", "work-first", "work-last"}
+
+func (h *harness) hop(name, step string) {
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hops[name] == nil {
+		h.hops[name] = map[string]time.Time{}
+	}
+	if step == "work" {
+		if _, ok := h.hops[name]["work-first"]; !ok {
+			h.hops[name]["work-first"] = now
+		}
+		h.hops[name]["work-last"] = now
+		return
+	}
+	if _, ok := h.hops[name][step]; !ok {
+		h.hops[name][step] = now
+	}
+}
+
+// watchHops watches the control plane for each step of a Deployment's path:
+// its create response, its claim (the policy's permanent-id label), its
+// ResourceBinding and its Works.
+func (h *harness) watchHops() {
+	stop := make(chan struct{})
+	h.stopHops = sync.OnceFunc(func() { close(stop) })
+	h.b.Cleanup(h.stopHops)
+	f := informers.NewSharedInformerFactoryWithOptions(h.cp, 0, informers.WithNamespace(ns))
+	_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
+		if d := n.(*appsv1.Deployment); d.Labels["propagationpolicy.karmada.io/permanent-id"] != "" {
+			h.hop(d.Name, "claimed")
+		}
+	}})
+	f.Start(stop)
+	df := dynamicinformer.NewDynamicSharedInformerFactory(h.dyn, 0)
+	rb := schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
+	_, _ = df.ForResource(rb).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+		h.hop(strings.TrimSuffix(o.(*unstructured.Unstructured).GetName(), "-deployment"), "binding")
+	}})
+	work := schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha1", Resource: "works"}
+	_, _ = df.ForResource(work).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+		if n := o.(*unstructured.Unstructured).GetAnnotations()["resourcebinding.karmada.io/name"]; n != "" {
+			h.hop(strings.TrimSuffix(n, "-deployment"), "work")
+		}
+	}})
+	df.Start(stop)
+	f.WaitForCacheSync(stop)
+	df.WaitForCacheSync(stop)
+}
+
+// hopTable gives the median time from sending the create to each step, and
+// to the last member copy, for the named Deployments.
+func (h *harness) hopTable(names []string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("| step | median since create sent |\n|---|---|\n")
+	for _, step := range append(slices.Clone(hopNames), "member-first", "member-last") {
+		var d []time.Duration
+		for _, n := range names {
+			var t time.Time
+			switch step {
+			case "member-first", "member-last":
+				for _, at := range h.arrived[n] {
+					if t.IsZero() || (step == "member-first" && at.Before(t)) || (step == "member-last" && at.After(t)) {
+						t = at
+					}
+				}
+			default:
+				t = h.hops[n][step]
+			}
+			if !t.IsZero() {
+				d = append(d, t.Sub(h.sent[n]))
+			}
+		}
+		if len(d) == 0 {
+			continue
+		}
+		slices.Sort(d)
+		fmt.Fprintf(&b, "| %s | %.1f ms |\n", step, float64(d[len(d)/2].Microseconds())/1000)
+	}
+	return b.String()
 }
 
 func restConfig(b *testing.B, kubeconfig, context string) *rest.Config {
@@ -88,7 +182,8 @@ func startHarness(b *testing.B) *harness {
 	if bin == "" {
 		b.Skip("set FLOTILLA_BIN (make bench does)")
 	}
-	h := &harness{b: b, dataDir: b.TempDir(), sent: map[string]time.Time{}, arrived: map[string]map[int]time.Time{}}
+	h := &harness{b: b, dataDir: b.TempDir(), sent: map[string]time.Time{}, arrived: map[string]map[int]time.Time{},
+		hops: map[string]map[string]time.Time{}}
 	run := func(args ...string) string {
 		var out bytes.Buffer
 		cmd := exec.Command(bin, args...)
@@ -132,6 +227,7 @@ spec:
 	for i, m := range h.members {
 		h.watch(i, m)
 	}
+	h.watchHops()
 	h.waitFor("the bench namespace in every member", time.Minute, func() bool {
 		for _, m := range h.members {
 			if _, err := m.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
@@ -196,6 +292,7 @@ func (h *harness) create(name string) {
 	if _, err := h.cp.AppsV1().Deployments(ns).Create(context.Background(), deployment(name), metav1.CreateOptions{}); err != nil {
 		h.b.Errorf("create %s: %v", name, err)
 	}
+	h.hop(name, "created")
 }
 
 // latencies waits until every name has arrived in all members and returns
@@ -251,7 +348,39 @@ func (h *harness) steady(name string, count int, rate float64) []time.Duration {
 	}
 	wg.Wait()
 	lat, _ := h.latencies(names, 5*time.Minute)
+	if os.Getenv("BENCH_DEBUG") != "" {
+		h.printOutliers(names)
+	}
 	return lat
+}
+
+// printOutliers prints the five slowest Deployments with each step's time
+// (BENCH_DEBUG), to tell a slow step from a queue.
+func (h *harness) printOutliers(names []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	type row struct {
+		name string
+		lat  time.Duration
+	}
+	var rows []row
+	for _, n := range names {
+		var last time.Time
+		for _, at := range h.arrived[n] {
+			if at.After(last) {
+				last = at
+			}
+		}
+		rows = append(rows, row{n, last.Sub(h.sent[n])})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].lat > rows[j].lat })
+	for _, r := range rows[:min(5, len(rows))] {
+		fmt.Printf("outlier %s sent at %s total %s:", r.name, h.sent[r.name].Format("15:04:05.000"), r.lat.Round(time.Millisecond))
+		for _, step := range hopNames {
+			fmt.Printf(" %s=%s", step, h.hops[r.name][step].Sub(h.sent[r.name]).Round(time.Millisecond))
+		}
+		fmt.Println()
+	}
 }
 
 // controllerManagerRSS returns the peak resident memory (VmHWM) of the
@@ -320,11 +449,19 @@ func BenchmarkPropagation(b *testing.B) {
 	for range b.N {
 		ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
 		one, ten := []time.Duration{0}, []time.Duration{0}
+		hops := ""
 		if os.Getenv("BENCH_SKIP_STEADY") == "" {
 			one = h.steady("s1", 100, 1)
+			var names []string
+			for i := range 100 {
+				names = append(names, fmt.Sprintf("s1-%04d", i))
+			}
+			hops = h.hopTable(names)
+			h.stopHops()
 			ten = h.steady("s10", 300, 10)
 		}
 
+		h.stopHops()
 		var names []string
 		burstSize := 1000
 		if v, err := strconv.Atoi(os.Getenv("BENCH_BURST")); err == nil {
@@ -389,6 +526,7 @@ func BenchmarkPropagation(b *testing.B) {
 		fmt.Printf("| 300 at 10/s | %s | %s | %s |\n", ms(pct(ten, .5)), ms(pct(ten, .9)), ms(pct(ten, .99)))
 		fmt.Printf("| burst of 1,000 | %s | %s | %s |\n\n", ms(pct(burst, .5)), ms(pct(burst, .9)), ms(pct(burst, .99)))
 		fmt.Printf("burst: %d creates accepted in %.1fs; all %d member copies in %.1fs; every template shows aggregated ready status after %.1fs\n", burstSize, created.Seconds(), 3*burstSize, allIn.Seconds(), aggregated.Seconds())
+		fmt.Printf("\nWhere the time goes at 1/s:\n\n%s\n", hops)
 		fmt.Printf("replicas per Deployment: %d; members: %s\n", replicas, map[bool]string{true: "bare (API server only)", false: "full simulated clusters (kube-controller-manager, kube-scheduler, kwok nodes)"}[bare])
 		fmt.Printf("CPU used per component (user+system, whole run):\n%s", h.cpuByComponent())
 		fmt.Printf("controller-manager peak RSS (VmHWM) with %d templates: %.0f MiB\n", 1400, rss)

@@ -108,10 +108,14 @@ func Run(ctx context.Context, o Options) error {
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthAddr,
 		PprofBindAddress:        o.PprofAddr,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			// Only member credentials are read; do not cache every Secret.
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
-		}},
+		Cache: cache.Options{
+			// managedFields are never read by the controllers and are a
+			// large share of every cached Work and binding.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject: map[client.Object]cache.ByObject{
+				// Only member credentials are read; do not cache every Secret.
+				&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
+			}},
 	})
 	if err != nil {
 		return fmt.Errorf("create controller manager: %w", err)

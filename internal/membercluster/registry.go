@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sync"
 	"time"
 
@@ -186,6 +187,10 @@ func (r *Registry) Watch(m *Member, gvr schema.GroupVersionResource) cache.Share
 		return inf
 	}
 	inf := m.factory.ForResource(gvr).Informer()
+	// managedFields are never read; dropping them saves a large share of
+	// each cached member object. Updates sent without them keep the
+	// member's own (the API server treats an absent list as unchanged).
+	_ = inf.SetTransform(crcache.TransformStripManagedFields())
 	notify := func(obj any) {
 		if r.OnManagedObjectChange == nil {
 			return

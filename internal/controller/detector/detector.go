@@ -175,6 +175,9 @@ func (d *Detector) discover(ctx context.Context) error {
 				continue
 			}
 			inf := d.factory.ForResource(gvr).Informer()
+			// Rendering drops managedFields anyway; not caching them
+			// saves a large share of every template's memory.
+			_ = inf.SetTransform(crcache.TransformStripManagedFields())
 			w := &watched{gvk: gvk, namespaced: r.Namespaced, informer: inf}
 			d.watching[gvr] = w
 			d.byGVK[gvk] = gvr
