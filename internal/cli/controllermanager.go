@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -32,6 +33,8 @@ func (f *managerFlags) add(cmd *cobra.Command, controllers []string) {
 	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz; 0 disables")
 	fl.StringSliceVar(&f.opts.SkippedPropagatingNamespaces, "skipped-propagating-namespaces", namespace.DefaultSkippedPatterns,
 		"regular expressions of namespaces that are not synced to member clusters")
+	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
+		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
 }
 
 func (f *managerFlags) run(cmd *cobra.Command) error {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
@@ -57,6 +58,10 @@ type Options struct {
 	// SkippedPropagatingNamespaces are regular expressions of namespaces
 	// namespace sync leaves alone.
 	SkippedPropagatingNamespaces []string
+	// ClusterStatusUpdateFrequency is how often each member is probed for
+	// its Cluster status (Karmada's --cluster-status-update-frequency);
+	// 0 means 10s.
+	ClusterStatusUpdateFrequency time.Duration
 }
 
 // Enabled resolves Options.Controllers to the set of controllers to run.
@@ -138,7 +143,7 @@ func Run(ctx context.Context, o Options) error {
 	type setup interface{ SetupWithManager(ctrl.Manager) error }
 	var setups []setup
 	if on["cluster"] {
-		setups = append(setups, &cluster.Reconciler{Client: c, Members: members})
+		setups = append(setups, &cluster.Reconciler{Client: c, Members: members, StatusUpdateFrequency: o.ClusterStatusUpdateFrequency})
 	}
 	if on["detector"] || on["binding"] || on["status"] {
 		// The detector's informers are the template cache of the binding

@@ -7,6 +7,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sort"
 	"strings"
 	"time"
@@ -18,8 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
@@ -36,19 +39,28 @@ const (
 	ReasonClusterNotReachable = "ClusterNotReachable"
 )
 
-// StatusUpdateFrequency is how often a member is probed (Karmada's
+// DefaultStatusUpdateFrequency is how often a member is probed unless
+// Reconciler.StatusUpdateFrequency says otherwise (Karmada's
 // --cluster-status-update-frequency default).
-var StatusUpdateFrequency = 10 * time.Second
+const DefaultStatusUpdateFrequency = 10 * time.Second
 
 // Reconciler is the cluster controller.
 type Reconciler struct {
 	Client  client.Client
 	Members *membercluster.Registry
+	// StatusUpdateFrequency is how often each member is probed; 0 means
+	// DefaultStatusUpdateFrequency.
+	StatusUpdateFrequency time.Duration
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("cluster").For(&clusterv1alpha1.Cluster{}).Complete(r)
+	// Its own status writes come back as updates; reacting to them would
+	// probe the member again at once instead of every StatusUpdateFrequency.
+	return ctrl.NewControllerManagedBy(mgr).Named("cluster").
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Complete(r)
 }
 
 // Reconcile converges one Cluster.
@@ -70,8 +82,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: esName}}
-	if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, fmt.Errorf("create execution namespace %s: %w", esName, err)
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
+		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("create execution namespace %s: %w", esName, err)
+		}
+	} else if err != nil {
+		return ctrl.Result{}, err
 	}
 	status := r.observe(ctx, cluster)
 	if !equality.Semantic.DeepEqual(status, cluster.Status) {
@@ -81,7 +97,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{RequeueAfter: StatusUpdateFrequency}, nil
+	every := r.StatusUpdateFrequency
+	if every <= 0 {
+		every = DefaultStatusUpdateFrequency
+	}
+	// Jitter keeps the members' probes from landing together.
+	return ctrl.Result{RequeueAfter: wait.Jitter(every, 0.1)}, nil
 }
 
 // finalize deletes the execution namespace and waits for it to disappear:
