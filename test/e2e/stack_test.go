@@ -269,3 +269,58 @@ func TestLocalStack(t *testing.T) {
 		s.waitNoProcesses()
 	})
 }
+
+// TestBareMembers: `up --bare-members` runs each member as an API server
+// (plus the namespace, garbage-collection and token controllers) and no
+// nodes; objects still propagate, and bindings born scheduled get their
+// Scheduled condition from the first aggregation write.
+func TestBareMembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("e2e: skipped with -short")
+	}
+	s := &stack{t: t, dataDir: t.TempDir()}
+	t.Cleanup(func() {
+		s.flotilla("down", "--data-dir", s.dataDir)
+		s.waitNoProcesses()
+	})
+	out := s.flotilla("up", "--members", "2", "--bare-members", "--detach", "--data-dir", s.dataDir, "--timeout", "8m")
+	if !strings.Contains(out, "Flotilla is ready") {
+		t.Fatalf("up did not report readiness:\n%s", out)
+	}
+	for _, p := range s.processes() {
+		if strings.Contains(p, "component kwok") || strings.Contains(p, "component kube-scheduler") {
+			t.Errorf("a bare stack runs %s", p)
+		}
+	}
+	if got := s.get("member1", "nodes", "-o", "name"); got != "" {
+		t.Errorf("a bare member has nodes: %s", got)
+	}
+	s.waitFor(t, "True True", "", "cluster", "member1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="CompleteAPIEnablements")].status}`)
+	if out, err := s.apply(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: bare, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: bare}}
+  template:
+    metadata: {labels: {app: bare}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: bare, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: bare}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2]}}
+`); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	for _, m := range []string{"member1", "member2"} {
+		s.waitFor(t, "2", m, "deploy", "bare", "-o", "jsonpath={.spec.replicas}")
+	}
+	s.waitFor(t, "True True 1", "", "rb", "bare-deployment", "-o",
+		`jsonpath={.status.conditions[?(@.type=="Scheduled")].status} {.status.conditions[?(@.type=="FullyApplied")].status} {.status.schedulerObservedGeneration}`)
+	if got := s.get("member1", "pods", "-o", "name"); got != "" {
+		t.Errorf("a bare member ran pods: %s", got)
+	}
+}
