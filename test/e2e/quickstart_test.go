@@ -10,14 +10,7 @@ import (
 // TestQuickStart is the README's main job: up with Karmada's nginx sample
 // applied, then nginx running in member1 and member2.
 func TestQuickStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: skipped with -short")
-	}
-	s := &stack{t: t, dataDir: t.TempDir()}
-	t.Cleanup(func() {
-		s.flotilla("down", "--data-dir", s.dataDir)
-		s.waitNoProcesses()
-	})
+	s := newStack(t)
 	sample := filepath.Join(sharedDir(t), "reference", "karmada-samples", "nginx")
 	out := s.flotilla("up", "--detach", "--data-dir", s.dataDir, "--apply", sample)
 	for _, want := range []string{"deployment.apps/nginx serverside-applied", "propagationpolicy.policy.karmada.io/nginx-propagation serverside-applied", "Flotilla is ready", "get deploy nginx"} {

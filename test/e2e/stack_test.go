@@ -28,13 +28,14 @@ type stack struct {
 	dataDir string
 }
 
-func startStack(t *testing.T, members int) *stack {
+// newStack gives a test a data dir for a stack that is stopped, with every
+// process gone, when the test ends. e2e tests are skipped with -short.
+func newStack(t *testing.T) *stack {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
 	s := &stack{t: t, dataDir: t.TempDir()}
-	s.up(members)
 	t.Cleanup(func() {
 		s.flotilla("down", "--data-dir", s.dataDir)
 		s.waitNoProcesses()
@@ -42,9 +43,16 @@ func startStack(t *testing.T, members int) *stack {
 	return s
 }
 
-func (s *stack) up(members int) {
+func startStack(t *testing.T, members int, extra ...string) *stack {
+	t.Helper()
+	s := newStack(t)
+	s.up(members, extra...)
+	return s
+}
+
+func (s *stack) up(members int, extra ...string) {
 	s.t.Helper()
-	out := s.flotilla("up", "--members", fmt.Sprint(members), "--detach", "--data-dir", s.dataDir, "--timeout", "8m")
+	out := s.flotilla(append([]string{"up", "--members", fmt.Sprint(members), "--detach", "--data-dir", s.dataDir, "--timeout", "8m"}, extra...)...)
 	if !strings.Contains(out, "Flotilla is ready") {
 		s.t.Fatalf("up did not report readiness:\n%s", out)
 	}
@@ -275,18 +283,7 @@ func TestLocalStack(t *testing.T) {
 // nodes; objects still propagate, and bindings born scheduled get their
 // Scheduled condition from the first aggregation write.
 func TestBareMembers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("e2e: skipped with -short")
-	}
-	s := &stack{t: t, dataDir: t.TempDir()}
-	t.Cleanup(func() {
-		s.flotilla("down", "--data-dir", s.dataDir)
-		s.waitNoProcesses()
-	})
-	out := s.flotilla("up", "--members", "2", "--bare-members", "--detach", "--data-dir", s.dataDir, "--timeout", "8m")
-	if !strings.Contains(out, "Flotilla is ready") {
-		t.Fatalf("up did not report readiness:\n%s", out)
-	}
+	s := startStack(t, 2, "--bare-members")
 	for _, p := range s.processes() {
 		if strings.Contains(p, "component kwok") || strings.Contains(p, "component kube-scheduler") {
 			t.Errorf("a bare stack runs %s", p)
