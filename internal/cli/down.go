@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -32,6 +33,11 @@ later 'flotilla up' brings every object back.`,
 				return err
 			}
 			if !stopped {
+				if _, err := os.Stat(abs); os.IsNotExist(err) {
+					// Still success (nothing runs from it), but a typo should show.
+					fmt.Fprintf(cmd.OutOrStdout(), "no stack is running from %s: the directory does not exist (check --data-dir)\n", abs)
+					return nil
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "no stack is running from %s\n", abs)
 				return nil
 			}

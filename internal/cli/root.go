@@ -3,7 +3,10 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -25,11 +28,22 @@ reports their status back.`,
   kubectl get ns`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			// controller-runtime logs through klog, like the Kubernetes
 			// components it runs beside.
 			ctrl.SetLogger(klog.NewKlogr())
+			if f := cmd.Flags().Lookup("version"); cmd.HasParent() && f != nil && f.Changed {
+				return fmt.Errorf("--version belongs to flotilla itself, not to %q: run 'flotilla --version' or 'flotilla version'", cmd.CommandPath())
+			}
+			return nil
 		},
+	}
+	// The Kubernetes libraries register a global --version flag (with a
+	// =vX.Y.Z form that means nothing here); cobra shows it on every
+	// command. Keep it out of help.
+	if pflag.CommandLine.Lookup("version") != nil {
+		_ = pflag.CommandLine.MarkHidden("version")
+		root.Flags().Bool("version", false, "print the version and exit")
 	}
 	// The Kubernetes libraries register a global --version flag of their
 	// own type; honour it on the root command instead of printing help.

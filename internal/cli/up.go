@@ -31,11 +31,13 @@ type UpOptions struct {
 	ConfigFile string
 	Nodes      localstack.NodeDefaults
 	Bare       bool
-	Detach     bool
-	DryRun     bool
-	Timeout    time.Duration
-	Apply      []string
-	CMArgs     []string
+	// nodeFlagsSet: a node-sizing flag was given (they conflict with Bare).
+	nodeFlagsSet bool
+	Detach       bool
+	DryRun       bool
+	Timeout      time.Duration
+	Apply        []string
+	CMArgs       []string
 
 	membersSet bool
 	config     *localstack.Config
@@ -91,6 +93,9 @@ again on the same data dir keeps every object.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.membersSet = cmd.Flags().Changed("members")
+			for _, f := range []string{"nodes-per-member", "node-cpu", "node-memory", "node-pods"} {
+				o.nodeFlagsSet = o.nodeFlagsSet || cmd.Flags().Changed(f)
+			}
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -139,7 +144,11 @@ func (o *UpOptions) Complete() error {
 	o.config.ControllerManagerArgs = o.CMArgs
 	if o.Bare {
 		for i := range o.config.Members {
-			o.config.Members[i].Bare = true
+			m := &o.config.Members[i]
+			m.Bare = true
+			if o.ConfigFile == "" { // generated members: drop the node defaults
+				m.Nodes, m.CPU, m.Memory, m.Pods = 0, "", "", ""
+			}
 		}
 	}
 	o.config.Complete(o.Nodes)
@@ -150,6 +159,9 @@ func (o *UpOptions) Complete() error {
 func (o *UpOptions) Validate() error {
 	if o.ConfigFile != "" && o.membersSet {
 		return errors.New("--members and --config both set the members: list them in the config file only")
+	}
+	if o.Bare && o.nodeFlagsSet {
+		return errors.New("--bare-members runs members without nodes, so --nodes-per-member and --node-cpu/-memory/-pods do not apply")
 	}
 	if o.Detach && o.DryRun {
 		return errors.New("--dry-run starts nothing, so --detach does not apply")
@@ -344,7 +356,13 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 
 func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unstructured) {
 	p := s.Plan
-	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d member cluster(s).\n", s.Elapsed().Seconds(), len(p.Members()))
+	kind := "member cluster(s)"
+	if bare := countBare(p); bare == len(p.Members()) {
+		kind = "bare member cluster(s) (API servers only: nothing runs in them)"
+	} else if bare > 0 {
+		kind = fmt.Sprintf("member cluster(s), %d of them bare (API servers only)", bare)
+	}
+	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d %s.\n", s.Elapsed().Seconds(), len(p.Members()), kind)
 	fmt.Fprintf(out, "Logs are in %s.\n\n", p.LogDir())
 	fmt.Fprintf(out, "Use the control plane (context %s):\n", localstack.ControlPlaneContext)
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get ns\n", p.KarmadaKubeconfig())
@@ -420,4 +438,14 @@ func (o *UpOptions) runDetached(out io.Writer) error {
 		case <-tick.C:
 		}
 	}
+}
+
+func countBare(p *localstack.Plan) int {
+	n := 0
+	for _, m := range p.Members() {
+		if m.Member != nil && m.Member.Bare {
+			n++
+		}
+	}
+	return n
 }

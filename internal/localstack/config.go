@@ -124,19 +124,19 @@ func (c *Config) Complete(d NodeDefaults) {
 		if m.Name == "" {
 			m.Name = def.Name
 		}
-		if m.Bare {
-			m.Nodes = 0
-		} else if m.Nodes == 0 {
-			m.Nodes = def.Nodes
-		}
-		if m.CPU == "" {
-			m.CPU = def.CPU
-		}
-		if m.Memory == "" {
-			m.Memory = def.Memory
-		}
-		if m.Pods == "" {
-			m.Pods = def.Pods
+		if !m.Bare { // a bare member has no nodes to size
+			if m.Nodes == 0 {
+				m.Nodes = def.Nodes
+			}
+			if m.CPU == "" {
+				m.CPU = def.CPU
+			}
+			if m.Memory == "" {
+				m.Memory = def.Memory
+			}
+			if m.Pods == "" {
+				m.Pods = def.Pods
+			}
 		}
 		if m.Provider == "" {
 			m.Provider = def.Provider
@@ -178,7 +178,13 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: name is used twice", where)
 		}
 		seen[m.Name] = true
-		if !m.Bare && (m.Nodes < 1 || m.Nodes > 1000) {
+		if m.Bare {
+			if m.Nodes != 0 || m.CPU != "" || m.Memory != "" || m.Pods != "" {
+				return fmt.Errorf("%s: a bare member has no nodes; remove nodes, cpu, memory and pods (or bare)", where)
+			}
+			continue
+		}
+		if m.Nodes < 1 || m.Nodes > 1000 {
 			return fmt.Errorf("%s: nodes must be between 1 and 1000, got %d", where, m.Nodes)
 		}
 		for field, q := range map[string]string{"cpu": m.CPU, "memory": m.Memory, "pods": m.Pods} {

@@ -70,9 +70,12 @@ func TestControlPlaneRunsOnlyKarmadaControllers(t *testing.T) {
 }
 
 func TestBareMemberRunsOnlyItsAPIServer(t *testing.T) {
-	m := DefaultMember(1, defaults)
-	m.Bare = true
-	c := &Config{DataDir: "/data", Members: []MemberConfig{m}}
+	sized := &Config{DataDir: "/data", Members: []MemberConfig{{Name: "member1", Bare: true, Nodes: 4}}}
+	sized.Complete(defaults)
+	if err := sized.Validate(); err == nil || !strings.Contains(err.Error(), "a bare member has no nodes") {
+		t.Errorf("a bare member with nodes: got %v, want an error saying it has none", err)
+	}
+	c := &Config{DataDir: "/data", Members: []MemberConfig{{Name: "member1", Bare: true}}}
 	c.Complete(defaults)
 	if err := c.Validate(); err != nil {
 		t.Fatalf("a bare member is valid: %v", err)

@@ -116,6 +116,13 @@ func TestPropagation(t *testing.T) {
 		s.waitFor(t, "4", "member1", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
 		s.waitFor(t, "2", "member2", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
 		s.waitFor(t, "6", "", "deploy", "weighted", "-o", "jsonpath={.status.readyReplicas}")
+		// The reschedule is recorded: tools wait for
+		// schedulerObservedGeneration == generation.
+		eventually(t, time.Minute, "schedulerObservedGeneration to reach the binding's generation", func() (bool, string) {
+			got := s.get("", "rb", "weighted-deployment", "-o", `jsonpath={.metadata.generation} {.status.schedulerObservedGeneration} {.status.conditions[?(@.type=="Scheduled")].observedGeneration}`)
+			f := strings.Fields(got)
+			return len(f) == 3 && f[0] != "1" && f[0] == f[1] && f[1] == f[2], got
+		})
 	})
 
 	t.Run("a template change reaches the members, and deleting it removes them", func(t *testing.T) {

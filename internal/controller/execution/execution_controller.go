@@ -147,6 +147,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			statuses = append(statuses, *st)
 		}
 	}
+	for _, err := range errs {
+		if apierrors.IsConflict(err) {
+			// Someone else wrote the member object between our read and
+			// our write (its controllers, or a person): retry on a fresh
+			// read instead of reporting a failure that is not one.
+			return ctrl.Result{Requeue: true}, nil
+		}
+	}
 	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
 		time.Since(w.CreationTimestamp.Time) < FirstReportGrace {
 		// A new object has no status yet and its controllers fill it in

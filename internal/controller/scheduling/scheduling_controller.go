@@ -212,7 +212,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	cond.ObservedGeneration = b.GetGeneration()
 	old := meta.FindStatusCondition(status.Conditions, cond.Type)
-	changed := old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message
+	changed := old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message ||
+		// A successful decision on a newer generation is recorded too:
+		// schedulerObservedGeneration == generation is how users and tools
+		// (kubectl wait, GitOps health checks) tell scheduling has caught up.
+		(ok && (status.SchedulerObservedGeneration != b.GetGeneration() || old.ObservedGeneration != b.GetGeneration()))
 	if ok && status.SchedulerObservedAffinityName != affinity {
 		status.SchedulerObservedAffinityName = affinity
 		changed = true
