@@ -194,9 +194,11 @@ func startHarness(b *testing.B) *harness {
 		return out.String()
 	}
 	start := time.Now()
-	args := []string{"up", "--members", "3", "--node-pods", "600", "--detach", "--data-dir", h.dataDir}
+	args := []string{"up", "--members", "3", "--detach", "--data-dir", h.dataDir}
 	if bare {
 		args = append(args, "--bare-members")
+	} else {
+		args = append(args, "--node-pods", "600")
 	}
 	if addr := os.Getenv("BENCH_PPROF"); addr != "" {
 		args = append(args, "--controller-manager-arg=--profiling-bind-address="+addr)
