@@ -121,35 +121,27 @@ func (c *Config) Complete(d NodeDefaults) {
 	for i := range c.Members {
 		m := &c.Members[i]
 		def := DefaultMember(i+1, d)
-		if m.Name == "" {
-			m.Name = def.Name
-		}
+		orDefault(&m.Name, def.Name)
 		if !m.Bare { // a bare member has no nodes to size
-			if m.Nodes == 0 {
-				m.Nodes = def.Nodes
-			}
-			if m.CPU == "" {
-				m.CPU = def.CPU
-			}
-			if m.Memory == "" {
-				m.Memory = def.Memory
-			}
-			if m.Pods == "" {
-				m.Pods = def.Pods
-			}
+			orDefault(&m.Nodes, def.Nodes)
+			orDefault(&m.CPU, def.CPU)
+			orDefault(&m.Memory, def.Memory)
+			orDefault(&m.Pods, def.Pods)
 		}
-		if m.Provider == "" {
-			m.Provider = def.Provider
-		}
-		if m.Region == "" {
-			m.Region = def.Region
-		}
-		if m.Zone == "" {
-			m.Zone = def.Zone
-		}
+		orDefault(&m.Provider, def.Provider)
+		orDefault(&m.Region, def.Region)
+		orDefault(&m.Zone, def.Zone)
 	}
 	if c.DataDir != "" {
 		c.DataDir = filepath.Clean(c.DataDir)
+	}
+}
+
+// orDefault sets *v to def when *v is the zero value.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
 	}
 }
 
