@@ -20,43 +20,33 @@ func aggregateService(template *unstructured.Unstructured, items []workv1alpha2.
 	if svcType != string(corev1.ServiceTypeLoadBalancer) {
 		return template, nil
 	}
-	old := corev1.ServiceStatus{}
-	if _, err := typedField(template, &old, "status"); err != nil {
-		return nil, fmt.Errorf("reading the status of %s: %w", describe(template), err)
-	}
-	next := corev1.ServiceStatus{}
-	for _, item := range items {
-		member := corev1.ServiceStatus{}
-		ok, err := decodeItem(item, &member)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		for _, in := range member.LoadBalancer.Ingress {
-			if in.Hostname == "" {
-				in.Hostname = item.ClusterName
-			}
-			next.LoadBalancer.Ingress = appendNew(next.LoadBalancer.Ingress, in)
-		}
-	}
-	if apiequality.Semantic.DeepEqual(old, next) {
-		return template, nil
-	}
-	return withStatus(template, &next)
+	return aggregateLoadBalancer(template, items,
+		func(s *corev1.ServiceStatus) *[]corev1.LoadBalancerIngress { return &s.LoadBalancer.Ingress },
+		func(p *corev1.LoadBalancerIngress) *string { return &p.Hostname })
 }
 
 // aggregateIngress computes an Ingress template's status like a LoadBalancer Service's: the
 // load balancer ingress points of every cluster, hostnames defaulted to the cluster name.
 func aggregateIngress(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
-	old := networkingv1.IngressStatus{}
+	return aggregateLoadBalancer(template, items,
+		func(s *networkingv1.IngressStatus) *[]networkingv1.IngressLoadBalancerIngress {
+			return &s.LoadBalancer.Ingress
+		},
+		func(p *networkingv1.IngressLoadBalancerIngress) *string { return &p.Hostname })
+}
+
+// aggregateLoadBalancer is the core of both: status type S holds a list of ingress points P
+// (reached through ingress); every cluster's points are gathered, in cluster order and without
+// exact duplicates, with an empty hostname set to the cluster's name. The template is returned
+// unchanged when its status already says so.
+func aggregateLoadBalancer[S, P any](template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem,
+	ingress func(*S) *[]P, hostname func(*P) *string) (*unstructured.Unstructured, error) {
+	var old, next S
 	if _, err := typedField(template, &old, "status"); err != nil {
 		return nil, fmt.Errorf("reading the status of %s: %w", describe(template), err)
 	}
-	next := networkingv1.IngressStatus{}
 	for _, item := range items {
-		member := networkingv1.IngressStatus{}
+		var member S
 		ok, err := decodeItem(item, &member)
 		if err != nil {
 			return nil, err
@@ -64,11 +54,11 @@ func aggregateIngress(template *unstructured.Unstructured, items []workv1alpha2.
 		if !ok {
 			continue
 		}
-		for _, in := range member.LoadBalancer.Ingress {
-			if in.Hostname == "" {
-				in.Hostname = item.ClusterName
+		for _, in := range *ingress(&member) {
+			if h := hostname(&in); *h == "" {
+				*h = item.ClusterName
 			}
-			next.LoadBalancer.Ingress = appendNew(next.LoadBalancer.Ingress, in)
+			*ingress(&next) = appendNew(*ingress(&next), in)
 		}
 	}
 	if apiequality.Semantic.DeepEqual(old, next) {
