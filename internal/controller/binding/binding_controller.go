@@ -196,7 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // CacheLagRetry is how soon a binding is rendered again when the template
 // cache is behind the binding.
-var CacheLagRetry = 20 * time.Millisecond
+var CacheLagRetry = 5 * time.Millisecond
 
 // olderThan reports whether resourceVersion a is known to precede b. The
 // API treats resource versions as opaque; both are compared as the etcd
