@@ -110,25 +110,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return ctrl.Result{}, nil
 	}
-	clusters := &clusterv1alpha1.ClusterList{}
-	if err := r.Client.List(ctx, clusters); err != nil {
+	live, err := liveClusters(ctx, r.Client)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	placement, _ := json.Marshal(spec.Placement)
+	placement := appliedPlacement(spec)
 	in := scheduler.Input{
+		Clusters: live,
 		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
 		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
 		ObservedAffinityName: status.SchedulerObservedAffinityName,
 	}
-	if b.GetAnnotations()[AppliedPlacementAnnotation] != string(placement) {
+	if b.GetAnnotations()[AppliedPlacementAnnotation] != placement {
 		// A changed placement is scheduled afresh; only a changed world
 		// (clusters, replicas) is scheduled incrementally.
 		in.Previous, in.ObservedAffinityName = nil, ""
-	}
-	for i := range clusters.Items {
-		if clusters.Items[i].DeletionTimestamp.IsZero() {
-			in.Clusters = append(in.Clusters, &clusters.Items[i])
-		}
 	}
 	decision, err := scheduler.Decide(in)
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess,
@@ -136,15 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
 			Reason: scheduler.ConditionReason(err), Message: err.Error()}
-	} else if !equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != string(placement) {
+	} else if !equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != placement {
 		patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
-		spec.Clusters = decision.Clusters
-		ann := b.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		ann[AppliedPlacementAnnotation] = string(placement)
-		b.SetAnnotations(ann)
+		recordDecision(b, decision.Clusters, placement)
 		if err := r.Client.Patch(ctx, b, patch); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -176,32 +166,52 @@ func Preschedule(ctx context.Context, c client.Reader, b client.Object) error {
 	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
 		return nil
 	}
-	clusters := &clusterv1alpha1.ClusterList{}
-	if err := c.List(ctx, clusters); err != nil {
+	live, err := liveClusters(ctx, c)
+	if err != nil {
 		return err
 	}
-	in := scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas, ReplicaRequirements: spec.ReplicaRequirements}
-	for i := range clusters.Items {
-		if clusters.Items[i].DeletionTimestamp.IsZero() {
-			in.Clusters = append(in.Clusters, &clusters.Items[i])
-		}
-	}
-	decision, err := scheduler.Decide(in)
+	decision, err := scheduler.Decide(scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
+		ReplicaRequirements: spec.ReplicaRequirements, Clusters: live})
 	if err != nil {
 		return nil
 	}
-	placement, err := json.Marshal(spec.Placement)
-	if err != nil {
-		return err
+	recordDecision(b, decision.Clusters, appliedPlacement(spec))
+	return nil
+}
+
+// liveClusters lists the Clusters a binding may be scheduled to: every one
+// not being deleted.
+func liveClusters(ctx context.Context, c client.Reader) ([]*clusterv1alpha1.Cluster, error) {
+	list := &clusterv1alpha1.ClusterList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, err
 	}
-	spec.Clusters = decision.Clusters
+	live := make([]*clusterv1alpha1.Cluster, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			live = append(live, &list.Items[i])
+		}
+	}
+	return live, nil
+}
+
+// appliedPlacement is the binding's placement as AppliedPlacementAnnotation
+// records it (JSON).
+func appliedPlacement(spec *workv1alpha2.ResourceBindingSpec) string {
+	data, _ := json.Marshal(spec.Placement) // a typed struct always marshals
+	return string(data)
+}
+
+// recordDecision sets spec.clusters and the placement they were computed
+// from, which are written together.
+func recordDecision(b client.Object, clusters []workv1alpha2.TargetCluster, placement string) {
+	binding.Spec(b).Clusters = clusters
 	ann := b.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AppliedPlacementAnnotation] = string(placement)
+	ann[AppliedPlacementAnnotation] = placement
 	b.SetAnnotations(ann)
-	return nil
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond metav1.Condition, affinity string, ok bool) error {
@@ -250,8 +260,7 @@ func BornScheduled(b client.Object) bool {
 		meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled) != nil {
 		return false
 	}
-	placement, err := json.Marshal(spec.Placement)
-	return err == nil && b.GetAnnotations()[AppliedPlacementAnnotation] == string(placement)
+	return b.GetAnnotations()[AppliedPlacementAnnotation] == appliedPlacement(spec)
 }
 
 // SetScheduled records a successful scheduling decision in a binding's
