@@ -28,6 +28,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
+	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/status"
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
@@ -140,6 +141,10 @@ func Run(ctx context.Context, o Options) error {
 	recorder := mgr.GetEventRecorderFor("flotilla-controller-manager")
 	members := &membercluster.Registry{Reader: c}
 	det := detector.New(c, mgr.GetCache(), dyn, disc)
+	// Propagation first: status reports wait while templates are being
+	// propagated (see queue.Gate).
+	gate := queue.NewGate(queue.StatusQuiet, queue.StatusMaxDefer)
+	det.Gate = gate
 	type setup interface{ SetupWithManager(ctrl.Manager) error }
 	var setups []setup
 	if on["cluster"] {
@@ -154,17 +159,17 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if on["scheduler"] {
 		det.Preschedule = scheduling.Preschedule
-		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder})
+		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder, Gate: gate}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder, Gate: gate})
 	}
 	if on["binding"] {
-		setups = append(setups, &binding.Reconciler{Client: c, Templates: det}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true})
+		setups = append(setups, &binding.Reconciler{Client: c, Templates: det, Gate: gate}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate})
 	}
 	if on["execution"] {
-		setups = append(setups, &execution.Reconciler{Client: c, Members: members, Recorder: recorder})
+		setups = append(setups, &execution.Reconciler{Client: c, Members: members, Recorder: recorder, Gate: gate})
 	}
 	if on["status"] {
 		for _, cs := range []bool{false, true} {
-			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs, Recorder: recorder})
+			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs, Recorder: recorder, Gate: gate})
 		}
 	}
 	if on["validation"] {

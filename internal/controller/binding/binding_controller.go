@@ -64,6 +64,8 @@ type Reconciler struct {
 	Client        client.Client
 	Templates     TemplateGetter
 	ClusterScoped bool
+	// Gate, if set, is touched by every Work write (see queue.Gate).
+	Gate *queue.Gate
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -310,6 +312,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 		// per Work on the hot path.
 		controllerutil.AddFinalizer(w, ExecutionFinalizer)
 	}
+	defer r.Gate.Write()()
 	if exists {
 		return r.Client.Update(ctx, w)
 	}
@@ -358,7 +361,10 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 		}
 		remaining++
 		if w.DeletionTimestamp.IsZero() {
-			if err := r.Client.Delete(ctx, w); err != nil && !apierrors.IsNotFound(err) {
+			done := r.Gate.Write()
+			err := r.Client.Delete(ctx, w)
+			done()
+			if err != nil && !apierrors.IsNotFound(err) {
 				return remaining, err
 			}
 		}

@@ -61,6 +61,9 @@ type Detector struct {
 	// Preschedule, if set, fills a new binding's target clusters before it
 	// is created (the in-process scheduler's scheduling.Preschedule).
 	Preschedule func(ctx context.Context, c client.Reader, b client.Object) error
+	// Gate, if set, is touched by every claim and binding write, so status
+	// reports give way to them (see queue.Gate).
+	Gate *queue.Gate
 
 	queue    workqueue.TypedRateLimitingInterface[templateKey]
 	factory  dynamicinformer.DynamicSharedInformerFactory

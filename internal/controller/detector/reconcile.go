@@ -196,7 +196,9 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 		return nil, err
 	}
 	gvr := d.gvrFor(obj)
+	done := d.Gate.Write()
 	updated, err := d.Dynamic.Resource(gvr).Namespace(obj.GetNamespace()).Patch(ctx, obj.GetName(), types.MergePatchType, data, metav1.PatchOptions{})
+	done()
 	if err != nil {
 		return nil, fmt.Errorf("record claim on %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
@@ -289,7 +291,10 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 				return err
 			}
 		}
-		if err := d.Client.Create(ctx, b); err != nil && !apierrors.IsAlreadyExists(err) {
+		done := d.Gate.Write()
+		err := d.Client.Create(ctx, b)
+		done()
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create binding %s: %w", b.GetName(), err)
 		}
 		return nil
@@ -297,6 +302,8 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	if equality.Semantic.DeepEqual(before, b) {
 		return nil
 	}
+	done := d.Gate.Write()
+	defer done()
 	if err := d.Client.Update(ctx, b); err != nil {
 		return fmt.Errorf("update binding %s: %w", b.GetName(), err)
 	}

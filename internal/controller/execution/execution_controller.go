@@ -74,13 +74,21 @@ type Reconciler struct {
 	// Recorder, if set, gets a SyncFailed Warning event on a Work when it
 	// stops applying (Karmada's reason).
 	Recorder record.EventRecorder
+	// Gate, if set, is touched by every member write and defers successful
+	// status reports while propagation is busy (see queue.Gate).
+	Gate   *queue.Gate
+	wakeup queue.Wakeup
 }
+
+// ReportKey identifies a Work's status report in the Gate.
+func ReportKey(namespace, name string) string { return "work/" + namespace + "/" + name }
 
 // SetupWithManager registers the controller and hooks the member informers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Events == nil {
 		r.Events = make(chan event.GenericEvent, 4096)
 	}
+	r.wakeup = queue.NewWakeup()
 	r.Members.OnManagedObjectChange = func(_ string, o metav1.Object) {
 		a := o.GetAnnotations()
 		ns, name := a[binding.WorkNamespaceAnnotation], a[binding.WorkNameAnnotation]
@@ -103,6 +111,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, StatusDelay)
 			},
 		})).
+		WatchesRawSource(r.wakeup.Source()).
 		WithOptions(queue.Options(16)).
 		Complete(r)
 }
@@ -131,15 +140,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var statuses []workv1alpha1.ManifestStatus
 	var errs []error
-	settled := true
+	settled, created := true, false
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
 			errs = append(errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
 			continue
 		}
-		st, observed, err := r.apply(ctx, m, w, i, desired)
+		st, observed, isNew, err := r.apply(ctx, m, w, i, desired)
 		settled = settled && observed
+		created = created || isNew
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -156,12 +166,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
-		time.Since(w.CreationTimestamp.Time) < FirstReportGrace {
+		(created || time.Since(w.CreationTimestamp.Time) < FirstReportGrace) {
 		// A new object has no status yet and its controllers fill it in
 		// within moments: the first report waits for them (the member
 		// object's change events wake this Work up), so the Work's status
-		// is written once instead of once per controller step.
-		return ctrl.Result{RequeueAfter: 2 * StatusDelay}, nil
+		// is written once instead of once per controller step. Members
+		// without controllers never change it: they are reported once the
+		// grace is over. The grace runs from the create just made when
+		// there is one: creation timestamps have whole seconds, and timing
+		// reports from them would fire every Work's report at the top of a
+		// second, together with whatever is being propagated then.
+		wait := FirstReportGrace
+		if !created {
+			wait -= time.Since(w.CreationTimestamp.Time)
+		}
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
@@ -182,6 +201,15 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		w.Status.ManifestStatuses = statuses
 	}
 	if !equality.Semantic.DeepEqual(before, &w.Status) {
+		if applyErr == nil {
+			key := &workv1alpha1.Work{}
+			key.Namespace, key.Name = w.Namespace, w.Name
+			if r.Gate.Park(ReportKey(w.Namespace, w.Name), r.wakeup.Release(key)) {
+				// Propagation is busy: report once it pauses (failures
+				// are reported at once).
+				return ctrl.Result{}, nil
+			}
+		}
 		// A full update with the read resourceVersion, not a patch: the
 		// API server then skips serialising the stored Work to apply a
 		// patch to it, which made status reports its costliest request.
@@ -203,9 +231,9 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 }
 
 // apply creates or updates one manifest and returns its reflected status,
-// and whether the member's controllers have observed it (false for an
-// object created just now).
-func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (*workv1alpha1.ManifestStatus, bool, error) {
+// whether the member's controllers have observed it (false for an object
+// created just now), and whether it was created just now.
+func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (st *workv1alpha1.ManifestStatus, observed, created bool, err error) {
 	gvk := desired.GroupVersionKind()
 	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
@@ -213,7 +241,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s %s: the member does not serve this kind: %w", gvk.Kind, desired.GetName(), err)
+		return nil, false, false, fmt.Errorf("%s %s: the member does not serve this kind: %w", gvk.Kind, desired.GetName(), err)
 	}
 	informer := r.Members.Watch(m, mapping.Resource)
 	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
@@ -221,26 +249,29 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	var result *unstructured.Unstructured
 	isNew := false
 	if apierrors.IsNotFound(err) {
+		done := r.Gate.Write()
 		result, err = rc.Create(ctx, desired, metav1.CreateOptions{FieldManager: "flotilla"})
+		done()
 		switch {
 		case err == nil:
 			isNew = true
 		case apierrors.IsAlreadyExists(err):
 			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
 		default:
-			return nil, false, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
+			return nil, false, false, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
 		}
 	}
 	switch {
 	case isNew:
 	case err != nil:
-		return nil, false, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
+		return nil, false, false, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
 	case !ownedBy(existing, w) && desired.GetAnnotations()[policymatch.ConflictResolutionAnnotation] != policymatch.ConflictResolutionOverwrite:
-		return nil, false, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
+		return nil, false, false, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
 			gvk.Kind, key(desired), m.Name, policymatch.ConflictResolutionAnnotation)
 	case Subset(desired.Object, existing.Object):
 		result = existing
 	default:
+		done := r.Gate.Write()
 		result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
 		if apierrors.IsConflict(err) {
 			// The informer copy was stale; retry once on a fresh read.
@@ -248,11 +279,12 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 				result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
 			}
 		}
+		done()
 		if err != nil {
-			return nil, false, fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
+			return nil, false, false, fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
 		}
 	}
-	st := &workv1alpha1.ManifestStatus{
+	st = &workv1alpha1.ManifestStatus{
 		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
 			Resource: mapping.Resource.Resource, Namespace: desired.GetNamespace(), Name: desired.GetName()},
 		Health: interpreter.InterpretHealth(result),
@@ -260,7 +292,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	if raw, err := interpreter.ReflectStatus(result); err == nil && raw != nil {
 		st.Status = raw
 	}
-	return st, !isNew && interpreter.Observed(result), nil
+	return st, !isNew && interpreter.Observed(result), isNew, nil
 }
 
 // current returns the member object. It is read from the managed-object
@@ -368,7 +400,9 @@ func (r *Reconciler) deleteManifest(ctx context.Context, m *membercluster.Member
 		return nil // never delete what Flotilla does not manage
 	}
 	uid := existing.GetUID()
+	done := r.Gate.Write()
 	err = rc.Delete(ctx, desired.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	done()
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

@@ -49,6 +49,8 @@ type Reconciler struct {
 	// Recorder, if set, gets Karmada's ScheduleBindingFailed Warning event
 	// when a binding becomes unschedulable.
 	Recorder record.EventRecorder
+	// Gate, if set, is touched by every placement write (see queue.Gate).
+	Gate *queue.Gate
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -135,7 +137,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if !equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != placement {
 		patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
 		recordDecision(b, decision.Clusters, placement)
-		if err := r.Client.Patch(ctx, b, patch); err != nil {
+		done := r.Gate.Write()
+		err := r.Client.Patch(ctx, b, patch)
+		done()
+		if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -247,7 +252,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 
 // BornScheduledGrace is how long the scheduler leaves the Scheduled
 // condition of a binding born scheduled to the status controller.
-var BornScheduledGrace = 5 * time.Second
+// It outlasts the longest the status controller may defer its first write
+// while propagation is busy (queue.StatusMaxDefer).
+var BornScheduledGrace = queue.StatusMaxDefer + 10*time.Second
 
 // BornScheduled reports a binding that Preschedule scheduled at creation,
 // unchanged since (generation 1, placement as applied, a single cluster

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -35,6 +36,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
@@ -88,6 +90,10 @@ type Reconciler struct {
 	// template when its status cannot be written.
 	Recorder      record.EventRecorder
 	ClusterScoped bool
+	// Gate, if set, defers the binding and template status writes while
+	// propagation is busy (see queue.Gate).
+	Gate   *queue.Gate
+	wakeup queue.Wakeup
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -96,11 +102,13 @@ func (r *Reconciler) newBinding() client.Object {
 
 // SetupWithManager registers the controller; every Work change re-aggregates its binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.wakeup = queue.NewWakeup()
 	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("status")).
 		For(r.newBinding()).
 		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
 			return bindingctrl.WorkOwner(o, r.ClusterScoped)
 		})).
+		WatchesRawSource(r.wakeup.Source()).
 		WithOptions(queue.Options(8)).
 		Complete(r)
 }
@@ -127,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(spec.Clusters) == 0 && len(status.AggregatedStatus) == 0 {
 		return ctrl.Result{}, nil // not scheduled yet: nothing to report
 	}
-	if wait := unreported(spec.Clusters, byCluster, time.Now()); wait > 0 {
+	if wait := unreported(spec.Clusters, byCluster, r.Gate, time.Now()); wait > 0 {
 		// Some cluster has not reported yet; it normally does within
 		// moments, and waiting writes the binding once instead of once per
 		// cluster. A Work that stays silent is reported as it is.
@@ -142,7 +150,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	newStatus.AggregatedStatus = items
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
-	if !equality.Semantic.DeepEqual(newStatus, status) {
+	changed := !equality.Semantic.DeepEqual(newStatus, status)
+	tmplStatus, err := r.templateStatus(spec, items)
+	if errors.Is(err, bindingctrl.ErrTemplatesLoading) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	if (changed || tmplStatus != nil) && r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
+		return ctrl.Result{}, nil // propagation first: written once it pauses
+	}
+	if changed {
 		*status = *newStatus
 		// A full status update with the read resourceVersion: the
 		// scheduler writes the Scheduled condition in the same list, so a
@@ -155,24 +173,41 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeTemplateStatus(ctx, spec, items); errors.Is(err, bindingctrl.ErrTemplatesLoading) {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
+	if tmplStatus != nil {
+		return ctrl.Result{}, r.writeTemplateStatus(ctx, spec, tmplStatus)
 	}
 	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) reportKey(req ctrl.Request) string {
+	return binding.Kind(r.ClusterScoped).ControllerName("status") + "/" + req.String()
+}
+
+// keyOnly is an empty binding carrying the request's name, for a Wakeup.
+func (r *Reconciler) keyOnly(req ctrl.Request) client.Object {
+	b := r.newBinding()
+	b.SetNamespace(req.Namespace)
+	b.SetName(req.Name)
+	return b
 }
 
 // ReportGrace is how long aggregation waits for a new Work's first report.
 var ReportGrace = 3 * time.Second
 
-// unreported returns how long to wait for target clusters whose Work is
-// younger than ReportGrace and has not reported Applied yet; 0 when none.
-func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work, now time.Time) time.Duration {
+// unreported returns how long to wait for target clusters whose Work has
+// not reported Applied yet and is younger than ReportGrace, or whose report
+// the gate holds back; 0 when none.
+func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work, gate *queue.Gate, now time.Time) time.Duration {
 	var wait time.Duration
 	for _, tc := range targets {
 		w := works[tc.Name]
 		if w != nil && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) != nil {
+			continue
+		}
+		if w != nil && gate.Pending(execution.ReportKey(w.Namespace, w.Name)) {
+			// Its report comes once propagation pauses, and wakes this
+			// binding; the wait is only a safety net.
+			wait = max(wait, ReportGrace)
 			continue
 		}
 		var age time.Duration
@@ -226,18 +261,28 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 	return items, cond
 }
 
-// writeTemplateStatus sets the template's .status from the aggregated items
-// when the interpreter knows the kind and the result differs.
-func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, items []workv1alpha2.AggregatedStatusItem) error {
-	gvk := binding.ResourceGVK(spec)
-	tmpl, found, err := r.Templates.Template(gvk, spec.Resource.Namespace, spec.Resource.Name)
+// templateStatus is the template's .status aggregated from items, with the
+// template it was computed from, or nil when the interpreter does not know
+// the kind, the template is gone, or its status is already that.
+func (r *Reconciler) templateStatus(spec *workv1alpha2.ResourceBindingSpec, items []workv1alpha2.AggregatedStatusItem) (*templateUpdate, error) {
+	tmpl, found, err := r.Templates.Template(binding.ResourceGVK(spec), spec.Resource.Namespace, spec.Resource.Name)
 	if err != nil || !found {
-		return err
+		return nil, err
 	}
 	updated, err := interpreter.AggregateStatus(tmpl, items)
 	if err != nil || updated == nil || equality.Semantic.DeepEqual(updated.Object["status"], tmpl.Object["status"]) {
-		return err
+		return nil, err
 	}
+	return &templateUpdate{from: tmpl, to: updated}, nil
+}
+
+// templateUpdate is a template before and after its status aggregation.
+type templateUpdate struct{ from, to *unstructured.Unstructured }
+
+// writeTemplateStatus writes the aggregated .status of the template.
+func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, u *templateUpdate) error {
+	tmpl, updated := u.from, u.to
+	gvk := binding.ResourceGVK(spec)
 	gvr, ok := r.Resources(gvk)
 	if !ok {
 		return nil

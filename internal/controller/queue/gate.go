@@ -1,0 +1,175 @@
+package queue
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Gate puts propagation before status reporting. Flotilla writes two kinds
+// of things to the API servers: propagation (template claims, bindings and
+// their placement, Works, member objects), which decides how soon a user's
+// object reaches its member clusters, and status reports (Work status,
+// binding status, the template's aggregated status), which describe it.
+// Both compete for the same API server CPU. Propagation writes are wrapped
+// in Write; a status report asks Park first and, while a propagation write
+// is in flight or ended within the last Quiet, is parked instead of written: its release function is called
+// once propagation has been quiet for Quiet, or once the report has waited
+// MaxDefer, so a report is delayed by at most MaxDefer (plus one Quiet).
+// Parked reports are not polled: a burst of thousands costs nothing while
+// it waits. A nil *Gate parks nothing.
+type Gate struct {
+	// Quiet is how long after the last propagation write status reports
+	// may go ahead. It must exceed the gap between the consecutive writes
+	// of one object's propagation (a watch delivery, a few milliseconds),
+	// or reports slip in between them.
+	Quiet time.Duration
+	// MaxDefer bounds how long one report waits, so that status still
+	// moves under propagation that never pauses.
+	MaxDefer time.Duration
+
+	last     atomic.Int64 // unix nanoseconds of the last write's end
+	inflight atomic.Int64 // propagation writes in flight
+
+	mu        sync.Mutex
+	since     map[string]time.Time // key -> when its report was first parked
+	parked    map[string]func()    // key -> release, until released
+	releasing bool                 // the release loop is running
+}
+
+// NewGate returns a gate with the given Quiet and MaxDefer.
+func NewGate(quiet, maxDefer time.Duration) *Gate {
+	return &Gate{Quiet: quiet, MaxDefer: maxDefer, since: map[string]time.Time{}, parked: map[string]func(){}}
+}
+
+// Write marks a propagation write as in flight until the returned function
+// is called (once, when the write has returned).
+func (g *Gate) Write() (done func()) {
+	if g == nil {
+		return func() {}
+	}
+	g.inflight.Add(1)
+	return func() {
+		g.last.Store(time.Now().UnixNano())
+		g.inflight.Add(-1)
+	}
+}
+
+// Busy reports whether a propagation write is in flight or ended within the
+// last Quiet.
+func (g *Gate) Busy() bool {
+	return g != nil && (g.inflight.Load() > 0 || time.Since(time.Unix(0, g.last.Load())) < g.Quiet)
+}
+
+// Park decides whether the status report identified by key (any string
+// unique across the gate's users, such as "work/<ns>/<name>") waits. It
+// returns false when the report should be written now: propagation is
+// quiet, or the report has waited MaxDefer since it was first parked.
+// Otherwise it keeps release (replacing an earlier one for the same key),
+// calls it later from another goroutine, and returns true; release should
+// only enqueue (see Wakeup).
+func (g *Gate) Park(key string, release func()) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	first, seen := g.since[key]
+	if !seen {
+		first = now
+	}
+	if !g.Busy() || now.Sub(first) >= g.MaxDefer {
+		delete(g.since, key)
+		delete(g.parked, key)
+		return false
+	}
+	g.since[key] = first
+	g.parked[key] = release
+	if !g.releasing {
+		g.releasing = true
+		go g.releaseLoop()
+	}
+	return true
+}
+
+// Pending reports whether the report identified by key has been parked and
+// not written since (it may have been released and be on its way).
+func (g *Gate) Pending(key string) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.since[key]
+	return ok
+}
+
+// releaseLoop releases parked reports once propagation is quiet, and the
+// ones that reached MaxDefer before that; it ends when nothing is parked.
+func (g *Gate) releaseLoop() {
+	tick := g.Quiet / 2
+	for {
+		time.Sleep(tick)
+		g.mu.Lock()
+		quiet := !g.Busy()
+		now := time.Now()
+		var due []func()
+		for key, release := range g.parked {
+			if quiet || now.Sub(g.since[key]) >= g.MaxDefer {
+				due = append(due, release)
+				delete(g.parked, key)
+			}
+		}
+		for key, first := range g.since {
+			// A released report whose object vanished never comes back
+			// to Park; forget it once it is well past its deadline.
+			if _, parked := g.parked[key]; !parked && now.Sub(first) > 2*g.MaxDefer {
+				delete(g.since, key)
+			}
+		}
+		done := len(g.parked) == 0
+		if done {
+			g.releasing = false
+		}
+		g.mu.Unlock()
+		for _, release := range due {
+			release()
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// Default gate settings of the controller manager. StatusQuiet is several
+// times the gap between one object's consecutive propagation writes on a
+// loaded machine; StatusMaxDefer lets a burst of a thousand templates reach
+// its members before their status reports compete with it.
+const (
+	StatusQuiet    = 25 * time.Millisecond
+	StatusMaxDefer = 30 * time.Second
+)
+
+// Wakeup turns Gate releases into reconcile requests of one controller:
+// register Source with the controller and pass Release(obj) to Park.
+type Wakeup chan event.GenericEvent
+
+// NewWakeup returns a Wakeup with room for a burst of releases.
+func NewWakeup() Wakeup { return make(Wakeup, 1024) }
+
+// Source enqueues each released object's namespace/name.
+func (w Wakeup) Source() source.Source {
+	return source.Channel((<-chan event.GenericEvent)(w), &handler.EnqueueRequestForObject{})
+}
+
+// Release returns a release function for Gate.Park that enqueues obj's key.
+// obj must not be modified afterwards.
+func (w Wakeup) Release(obj client.Object) func() {
+	return func() { w <- event.GenericEvent{Object: obj} }
+}
