@@ -379,7 +379,12 @@ func (h *harness) printOutliers(names []string) {
 	for _, r := range rows[:min(5, len(rows))] {
 		fmt.Printf("outlier %s sent at %s total %s:", r.name, h.sent[r.name].Format("15:04:05.000"), r.lat.Round(time.Millisecond))
 		for _, step := range hopNames {
-			fmt.Printf(" %s=%s", step, h.hops[r.name][step].Sub(h.sent[r.name]).Round(time.Millisecond))
+			at, seen := h.hops[r.name][step]
+			if !seen {
+				fmt.Printf(" %s=-", step) // not watched (the per-step watches stop before the burst)
+				continue
+			}
+			fmt.Printf(" %s=%s", step, at.Sub(h.sent[r.name]).Round(time.Millisecond))
 		}
 		fmt.Println()
 	}

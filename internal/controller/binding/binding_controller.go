@@ -155,7 +155,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
-	if olderThan(tmpl.GetResourceVersion(), spec.Resource.ResourceVersion) {
+	if OlderThan(tmpl.GetResourceVersion(), spec.Resource.ResourceVersion) {
 		// The detector wrote the binding from a newer template (typically
 		// the one its claim patch returned) than the cache holds yet.
 		// Rendering now would ship the older one and nothing would
@@ -200,10 +200,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // cache is behind the binding.
 var CacheLagRetry = 5 * time.Millisecond
 
-// olderThan reports whether resourceVersion a is known to precede b. The
+// OlderThan reports whether resourceVersion a is known to precede b. The
 // API treats resource versions as opaque; both are compared as the etcd
 // revisions they are, and anything unparsable counts as not older.
-func olderThan(a, b string) bool {
+func OlderThan(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return err1 == nil && err2 == nil && x < y

@@ -65,6 +65,13 @@ type Detector struct {
 	// reports give way to them (see queue.Gate).
 	Gate *queue.Gate
 
+	// claimed holds templates as this detector's claim patches returned
+	// them (templateKey -> *unstructured.Unstructured) until the informer
+	// delivers that version: readers of Template (the binding controller,
+	// woken by the binding created right after the claim) get the claimed
+	// template at once instead of waiting for the informer to catch up.
+	claimed sync.Map
+
 	queue    workqueue.TypedRateLimitingInterface[templateKey]
 	factory  dynamicinformer.DynamicSharedInformerFactory
 	mu       sync.RWMutex
@@ -225,7 +232,12 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.Sh
 			}
 			enqueue(newObj)
 		},
-		DeleteFunc: enqueue,
+		DeleteFunc: func(obj any) {
+			if o, ok := obj.(metav1.Object); ok {
+				d.claimed.Delete(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
+			}
+			enqueue(obj)
+		},
 	})
 }
 
@@ -405,9 +417,17 @@ func (d *Detector) template(key templateKey) (*unstructured.Unstructured, *watch
 	}
 	item, exists, err := w.informer.GetStore().GetByKey(storeKey)
 	if err != nil || !exists {
+		d.claimed.Delete(key)
 		return nil, w, false
 	}
-	return item.(*unstructured.Unstructured), w, true
+	obj := item.(*unstructured.Unstructured)
+	if v, ok := d.claimed.Load(key); ok {
+		if fresh := v.(*unstructured.Unstructured); bindingctrl.OlderThan(obj.GetResourceVersion(), fresh.GetResourceVersion()) {
+			return fresh, w, true
+		}
+		d.claimed.CompareAndDelete(key, v) // the informer has caught up
+	}
+	return obj, w, true
 }
 
 // ErrTemplatesLoading means the detector has not loaded a kind's templates

@@ -202,6 +202,7 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 	if err != nil {
 		return nil, fmt.Errorf("record claim on %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
+	d.claimed.Store(templateKey{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName()}, updated)
 	if claim.Name != "" {
 		klog.FromContext(ctx).V(2).Info("Claimed template", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "policy", claim.Name)
 	}
