@@ -15,9 +15,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/server/v3/embed"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
+	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/flagz"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/cli"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/cli/globalflag"
+	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/component-base/logs"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+
+	"github.com/flotilla-io/flotilla/internal/claimadmission"
 )
 
 // EtcdOptions describes the embedded etcd that backs one kube-apiserver.
@@ -30,6 +46,10 @@ type EtcdOptions struct {
 	ClientPort, PeerPort int
 	// LogFile receives etcd's own log (zap, JSON lines).
 	LogFile string
+	// ClaimAtAdmission registers Flotilla's claim admission plugin
+	// (claimadmission.PluginName) with the API server; the control plane
+	// enables it, members do not.
+	ClaimAtAdmission bool
 }
 
 // StartEtcd starts a single-member etcd on loopback and waits until it serves.
@@ -101,9 +121,69 @@ func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 			os.Exit(1)
 		}
 	}()
-	cmd := apiserverapp.NewAPIServerCommand()
+	var cmd *cobra.Command
+	if etcd.ClaimAtAdmission {
+		cmd = newAPIServerCommand(claimadmission.Register, claimadmission.PluginName)
+	} else {
+		cmd = apiserverapp.NewAPIServerCommand()
+	}
 	cmd.SetArgs(apiserverArgs)
 	return cli.Run(cmd)
+}
+
+// newAPIServerCommand is kube-apiserver's own command (as
+// apiserverapp.NewAPIServerCommand builds it) with one more admission
+// plugin registered, ordered before the mutating webhooks and on by default.
+func newAPIServerCommand(register func(*admission.Plugins), name string) *cobra.Command {
+	s := options.NewServerRunOptions()
+	ga := s.Admission.GenericAdmission
+	register(ga.Plugins)
+	order := make([]string, 0, len(ga.RecommendedPluginOrder)+1)
+	for _, p := range ga.RecommendedPluginOrder {
+		if p == mutatingwebhook.PluginName {
+			order = append(order, name)
+		}
+		order = append(order, p)
+	}
+	ga.RecommendedPluginOrder = order
+	ctx := genericapiserver.SetupSignalContext()
+	featureGate := s.GenericServerRunOptions.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
+	cmd := &cobra.Command{
+		Use:          "kube-apiserver",
+		SilenceUsage: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := s.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
+				return err
+			}
+			rest.SetDefaultWarningHandler(rest.NoWarnings{})
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logsapi.ValidateAndApply(s.Logs, featureGate); err != nil {
+				return err
+			}
+			cliflag.PrintFlags(cmd.Flags())
+			completed, err := s.Complete(ctx)
+			if err != nil {
+				return err
+			}
+			if errs := completed.Validate(); len(errs) != 0 {
+				return utilerrors.NewAggregate(errs)
+			}
+			featureGate.(featuregate.MutableFeatureGate).AddMetrics()
+			s.GenericServerRunOptions.ComponentGlobalsRegistry.AddMetrics()
+			return apiserverapp.Run(ctx, completed)
+		},
+		Args: cobra.NoArgs,
+	}
+	cmd.SetContext(ctx)
+	namedFlagSets := s.Flags()
+	s.Flagz = flagz.NamedFlagSetsReader{FlagSets: namedFlagSets}
+	globalflag.AddGlobalFlags(namedFlagSets.FlagSet("global"), cmd.Name(), logs.SkipLoggingConfigurationFlags())
+	for _, f := range namedFlagSets.FlagSets {
+		cmd.Flags().AddFlagSet(f)
+	}
+	return cmd
 }
 
 // signalContext returns a context cancelled by SIGTERM or SIGINT.

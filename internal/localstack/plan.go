@@ -182,12 +182,19 @@ func (p *Plan) component(c *ClusterPlan, kind, health string, args ...string) Co
 
 func (p *Plan) apiserver(c *ClusterPlan) Component {
 	saKey, saPub := p.PKI.ServiceAccountKeys(c.Name)
-	return p.component(c, KindAPIServer, c.Server()+"/readyz",
-		"--etcd-name="+c.Name,
-		"--etcd-data-dir="+filepath.Join(c.Dir, "etcd"),
+	// The control plane claims new templates at admission (package
+	// claimadmission); members have no policies.
+	flotillaArgs := []string{
+		"--etcd-name=" + c.Name,
+		"--etcd-data-dir=" + filepath.Join(c.Dir, "etcd"),
 		fmt.Sprintf("--etcd-client-port=%d", c.EtcdPorts[0]),
 		fmt.Sprintf("--etcd-peer-port=%d", c.EtcdPorts[1]),
-		"--etcd-log-file="+filepath.Join(p.LogDir(), c.Name+"-etcd.log"),
+		"--etcd-log-file=" + filepath.Join(p.LogDir(), c.Name+"-etcd.log"),
+	}
+	if c.Name == ControlPlaneName {
+		flotillaArgs = append(flotillaArgs, "--claim-at-admission")
+	}
+	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(flotillaArgs,
 		"--",
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.EtcdPorts[0]),
 		"--bind-address=127.0.0.1",
@@ -208,7 +215,7 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 		"--allow-privileged=true",
 		// /debug/pprof is served to admins (RBAC applies), for diagnosis.
 		"--profiling=true",
-	)
+	)...)
 }
 
 func (p *Plan) controllerManager(c *ClusterPlan, port int) Component {

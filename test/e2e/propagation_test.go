@@ -108,6 +108,31 @@ func TestPropagation(t *testing.T) {
 		}
 	})
 
+	t.Run("templates are born claimed, policies born with their permanent id", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "born")
+		id, err := s.apply(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: born, namespace: born}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`, "-o", "jsonpath={.metadata.labels.propagationpolicy\\.karmada\\.io/permanent-id}")
+		if err != nil || id == "" {
+			t.Fatalf("the policy was not created with its permanent-id label: %q %v", id, err)
+		}
+		// Server-side apply, twice: the claim written at admission belongs to
+		// no field manager, so re-applying without it keeps it.
+		for range 2 {
+			got, err := s.apply(deploymentYAML("born", "first", 1, "nginx"), "--server-side",
+				"-o", `jsonpath={.metadata.generation} {.metadata.labels.propagationpolicy\.karmada\.io/permanent-id} {.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
+			if err != nil || got != "1 "+id+" born" {
+				t.Fatalf("template as stored: %q (%v), want generation 1 claimed by policy born (%s)", got, err, id)
+			}
+		}
+		s.waitFor(t, "1", "member1", "deploy", "first", "-n", "born", "-o", "jsonpath={.metadata.annotations.resourcetemplate\\.karmada\\.io/generation}")
+		s.waitFor(t, "True", "", "rb", "first-deployment", "-n", "born", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
+	})
+
 	t.Run("Divided static weights 2:1 give 2 and 1, then 4 and 2 after scaling", func(t *testing.T) {
 		s.mustApply(t, "", deploymentYAML("default", "weighted", 3, "nginx:1.24")+"---\n"+weightedPolicy("weighted", "weighted", 2, 1))
 		s.waitFor(t, "2", "member1", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")
@@ -376,4 +401,11 @@ spec:
 	if rbs := len(strings.Fields(s.get("", "rb", "-n", "load", "-o", "jsonpath={.items[*].metadata.name}"))); rbs != n {
 		t.Errorf("%d ResourceBindings, want %d", rbs, n)
 	}
+	// Status reports wait while propagation is busy (propagation first),
+	// then catch up: every binding ends FullyApplied.
+	eventually(t, 2*time.Minute, "every binding FullyApplied", func() (bool, string) {
+		out := s.get("", "rb", "-n", "load", "-o", `jsonpath={range .items[*]}{.status.conditions[?(@.type=="FullyApplied")].status}{" "}{end}`)
+		applied := strings.Count(out, "True")
+		return applied == n, fmt.Sprintf("%d of %d", applied, n)
+	})
 }

@@ -150,6 +150,13 @@ var skippedCoreResources = map[string]bool{
 	"componentstatuses": true, "bindings": true,
 }
 
+// IsTemplateResource reports whether objects of resource gvr are resource
+// templates the detector watches (kinds of skipped groups and core kinds such
+// as events and nodes are not).
+func IsTemplateResource(gvr schema.GroupVersionResource) bool {
+	return !skippedGroups[gvr.Group] && !(gvr.Group == "" && skippedCoreResources[gvr.Resource])
+}
+
 // SkipNamespace reports whether templates in ns are ignored, as in Karmada:
 // the control plane's own namespaces and the execution namespaces.
 func SkipNamespace(ns string) bool {
