@@ -34,9 +34,9 @@ later 'flotilla up' brings every object back.`,
 			}
 			if !stopped {
 				if _, err := os.Stat(abs); os.IsNotExist(err) {
-					// Still success (nothing runs from it), but a typo should show.
-					fmt.Fprintf(cmd.OutOrStdout(), "no stack is running from %s: the directory does not exist (check --data-dir)\n", abs)
-					return nil
+					// Most likely a mistyped --data-dir: fail, so a script
+					// can tell it from a stack that was stopped.
+					return fmt.Errorf("no stack data in %s: the directory does not exist (check --data-dir)", abs)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "no stack is running from %s\n", abs)
 				return nil

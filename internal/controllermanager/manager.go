@@ -162,7 +162,7 @@ func Run(ctx context.Context, o Options) error {
 		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder, Gate: gate}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder, Gate: gate})
 	}
 	if on["binding"] {
-		setups = append(setups, &binding.Reconciler{Client: c, Templates: det, Gate: gate}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate})
+		setups = append(setups, &binding.Reconciler{Client: c, Templates: det, Gate: gate, Recorder: recorder}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Recorder: recorder})
 	}
 	if on["execution"] {
 		setups = append(setups, &execution.Reconciler{Client: c, Members: members, Recorder: recorder, Gate: gate})

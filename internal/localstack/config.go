@@ -113,6 +113,18 @@ func LoadConfigFile(path string) (*Config, error) {
 		msg := strings.ReplaceAll(err.Error(), "error unmarshaling JSON: while decoding JSON: ", "")
 		return nil, fmt.Errorf("stack config %s is not valid: %s (the format is in the README, under 'Sizing members')", path, msg)
 	}
+	// An explicit "nodes: 0" would otherwise read as unset and get the
+	// default; a member without nodes is spelled "bare: true".
+	var raw struct {
+		Members []map[string]any `json:"members"`
+	}
+	if err := yaml.Unmarshal(data, &raw); err == nil {
+		for i, m := range raw.Members {
+			if n, ok := m["nodes"].(float64); ok && n == 0 && m["bare"] != true {
+				return nil, fmt.Errorf("stack config %s: members[%d] has nodes: 0; a member needs at least 1 node, or bare: true for one that runs only an API server", path, i)
+			}
+		}
+	}
 	return c, nil
 }
 

@@ -85,3 +85,23 @@ func TestValidateNamesTheProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestConfigFileRejectsZeroNodes(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"zero":      "members:\n- name: a\n  nodes: 0\n",
+		"zero-bare": "members:\n- name: a\n  bare: true\n  nodes: 0\n",
+	} {
+		path := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfigFile(path)
+		if name == "zero" && (err == nil || !strings.Contains(err.Error(), "bare: true")) {
+			t.Errorf("nodes: 0 must be refused, pointing at bare: true; got %v", err)
+		}
+		if name == "zero-bare" && err != nil {
+			t.Errorf("nodes: 0 on a bare member is fine: %v", err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,9 @@ func TestBadFlagsGetClearErrors(t *testing.T) {
 	out, err = exec.Command(flotillaBin, "down", "--data-dir", t.TempDir()).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "no stack is running") {
 		t.Errorf("down with nothing running: err=%v out=%s", err, out)
+	}
+	out, err = exec.Command(flotillaBin, "down", "--data-dir", filepath.Join(t.TempDir(), "typo")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "does not exist (check --data-dir)") {
+		t.Errorf("down with a data dir that does not exist must fail: err=%v out=%s", err, out)
 	}
 }

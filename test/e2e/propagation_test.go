@@ -133,6 +133,41 @@ spec:
 		s.waitFor(t, "True", "", "rb", "first-deployment", "-n", "born", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
 	})
 
+	t.Run("an override that cannot apply holds back its cluster only, with a SyncWorkFailed event", func(t *testing.T) {
+		// The policy comes first: a template is claimed as it is created.
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: overridden, namespace: born}
+spec:
+  priority: 10
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: overridden}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2]}}
+---
+`+deploymentYAML("born", "overridden", 1, "nginx"))
+		s.waitFor(t, "1", "member2", "deploy", "overridden", "-n", "born", "-o", "jsonpath={.spec.replicas}")
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: bad-path, namespace: born}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: overridden}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member1]}
+    overriders:
+      plaintext: [{path: /spec/nosuch/field, operator: replace, value: 3}]
+`)
+		s.kubectl("", "scale", "deploy", "overridden", "-n", "born", "--replicas=2")
+		s.waitFor(t, "2", "member2", "deploy", "overridden", "-n", "born", "-o", "jsonpath={.spec.replicas}")
+		eventually(t, time.Minute, "a SyncWorkFailed event naming the override", func() (bool, string) {
+			out := s.get("", "events", "-n", "born", "--field-selector", "involvedObject.name=overridden-deployment,reason=SyncWorkFailed", "-o", "jsonpath={.items[*].message}")
+			return strings.Contains(out, "/spec/nosuch"), out
+		})
+		if got := s.get("member1", "deploy", "overridden", "-n", "born", "-o", "jsonpath={.spec.replicas}"); got != "1" {
+			t.Errorf("member1 (bad override) replicas = %q, want the last good 1", got)
+		}
+		s.kubectl("", "delete", "overridepolicy", "bad-path", "-n", "born")
+		s.waitFor(t, "2", "member1", "deploy", "overridden", "-n", "born", "-o", "jsonpath={.spec.replicas}")
+	})
+
 	t.Run("Divided static weights 2:1 give 2 and 1, then 4 and 2 after scaling", func(t *testing.T) {
 		s.mustApply(t, "", deploymentYAML("default", "weighted", 3, "nginx:1.24")+"---\n"+weightedPolicy("weighted", "weighted", 2, 1))
 		s.waitFor(t, "2", "member1", "deploy", "weighted", "-o", "jsonpath={.spec.replicas}")

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,6 +67,9 @@ type Reconciler struct {
 	ClusterScoped bool
 	// Gate, if set, is touched by every Work write (see queue.Gate).
 	Gate *queue.Gate
+	// Recorder, if set, gets a SyncWorkFailed Warning event on the binding
+	// and its template when a cluster's Work cannot be rendered.
+	Recorder record.EventRecorder
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -169,9 +173,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	keep := map[string]bool{}
 	// The Works of different clusters are written in parallel: a template's
-	// last member copy is not held behind the writes for the others.
+	// last member copy is not held behind the writes for the others. A
+	// cluster whose manifest cannot be rendered (an override that does not
+	// apply) keeps its current Work; the others go ahead.
 	var wg sync.WaitGroup
 	errs := make([]error, len(spec.Clusters))
+	var renderErrs []error
 	for i, tc := range spec.Clusters {
 		ns := clusterv1alpha1.ExecutionNamespace(tc.Name)
 		keep[ns] = true
@@ -183,18 +190,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		manifest, err := Render(tmpl, b, tc, override)
 		if err != nil {
-			wg.Wait()
-			return ctrl.Result{}, err
+			renderErrs = append(renderErrs, err)
+			continue
 		}
 		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, ns, manifest) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if len(renderErrs) > 0 && r.Recorder != nil {
+		// Karmada's reason; kubectl describe shows it on both objects.
+		msg := fmt.Sprintf("cannot render the Work of every target cluster (fix or delete the OverridePolicy; the other clusters are up to date): %v", errors.Join(renderErrs...))
+		r.Recorder.Event(b, "Warning", ReasonSyncWorkFailed, msg)
+		r.Recorder.Event(tmpl, "Warning", ReasonSyncWorkFailed, msg)
+	}
+	if err := errors.Join(append(errs, renderErrs...)...); err != nil {
 		return ctrl.Result{}, err
 	}
 	_, err = r.deleteWorks(ctx, id, keep)
 	return ctrl.Result{}, err
 }
+
+// ReasonSyncWorkFailed is the Warning event reason (Karmada's) when a
+// binding's Works cannot all be rendered.
+const ReasonSyncWorkFailed = "SyncWorkFailed"
 
 // CacheLagRetry is how soon a binding is rendered again when the template
 // cache is behind the binding.

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"time"
 
@@ -193,7 +194,11 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonAppliedFailed, applyErr.Error()
 	}
 	before := w.Status.DeepCopy()
-	if old := meta.FindStatusCondition(w.Status.Conditions, cond.Type); applyErr != nil && r.Recorder != nil && (old == nil || old.Status != cond.Status) {
+	// A namespace being deleted in the member (its template's namespace is
+	// being deleted too) refuses new objects for a moment; the Work goes
+	// with it, so that is not worth a Warning.
+	terminating := apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause)
+	if old := meta.FindStatusCondition(w.Status.Conditions, cond.Type); applyErr != nil && !terminating && r.Recorder != nil && (old == nil || old.Status != cond.Status) {
 		r.Recorder.Event(w, "Warning", "SyncFailed", cond.Message)
 	}
 	meta.SetStatusCondition(&w.Status.Conditions, cond)
