@@ -55,7 +55,7 @@ func runAPIServer(args []string) int {
 	fs.IntVar(&o.ClientPort, "etcd-client-port", 2379, "etcd client port on 127.0.0.1")
 	fs.IntVar(&o.PeerPort, "etcd-peer-port", 2380, "etcd peer port on 127.0.0.1")
 	fs.StringVar(&o.LogFile, "etcd-log-file", "", "etcd log file")
-	fs.BoolVar(&o.ClaimAtAdmission, "claim-at-admission", false, "register Flotilla's claim admission plugin (the control plane's API server)")
+	fs.BoolVar(&o.ControlPlane, "control-plane", false, "this is the control plane's API server: claim admission plugin, GC tuned for latency")
 	if err := fs.Parse(args[:split]); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2

@@ -161,11 +161,19 @@ func Run(ctx context.Context, o Options) error {
 		det.Preschedule = scheduling.Preschedule
 		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder, Gate: gate}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder, Gate: gate})
 	}
+	exec := &execution.Reconciler{Client: c, Members: members, Recorder: recorder, Gate: gate}
 	if on["binding"] {
-		setups = append(setups, &binding.Reconciler{Client: c, Templates: det, Gate: gate, Recorder: recorder}, &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Recorder: recorder})
+		rb := &binding.Reconciler{Client: c, Templates: det, Gate: gate, Recorder: recorder}
+		crb := &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Recorder: recorder}
+		if on["execution"] {
+			// New Works are applied by the binding controller's own
+			// goroutine, a watch delivery sooner.
+			rb.Executor, crb.Executor = exec, exec
+		}
+		setups = append(setups, rb, crb)
 	}
 	if on["execution"] {
-		setups = append(setups, &execution.Reconciler{Client: c, Members: members, Recorder: recorder, Gate: gate})
+		setups = append(setups, exec)
 	}
 	if on["status"] {
 		for _, cs := range []bool{false, true} {

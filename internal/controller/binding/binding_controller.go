@@ -70,6 +70,11 @@ type Reconciler struct {
 	// Recorder, if set, gets a SyncWorkFailed Warning event on the binding
 	// and its template when a cluster's Work cannot be rendered.
 	Recorder record.EventRecorder
+	// Executor, if set, is handed each Work this controller creates, to
+	// apply it at once (the in-process execution controller's Handoff).
+	Executor interface {
+		Handoff(ctx context.Context, w *workv1alpha1.Work)
+	}
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -333,7 +338,11 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 	if exists {
 		return r.Client.Update(ctx, w)
 	}
-	if err := r.Client.Create(ctx, w); err != nil && !apierrors.IsAlreadyExists(err) {
+	err = r.Client.Create(ctx, w)
+	switch {
+	case err == nil && r.Executor != nil:
+		r.Executor.Handoff(ctx, w)
+	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("create Work %s/%s: %w", ns, w.Name, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	corev1 "k8s.io/api/core/v1"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -21,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -79,6 +81,43 @@ type Reconciler struct {
 	// status reports while propagation is busy (see queue.Gate).
 	Gate   *queue.Gate
 	wakeup queue.Wakeup
+
+	locks   sync.Map // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
+	fresh   sync.Map // member object key -> *unstructured.Unstructured created by Handoff, until the informer has it
+	handoff sync.Map // Work key -> time.Time its objects were created by Handoff
+}
+
+// lock serialises the work on one Work between Handoff and Reconcile.
+func (r *Reconciler) lock(key types.NamespacedName) func() {
+	mu, _ := r.locks.LoadOrStore(key, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
+}
+
+// Handoff applies the manifests of a Work the binding controller has just
+// created, in the caller's goroutine, instead of waiting for the Work to come
+// back through the watch and the queue: the member copy is written a watch
+// delivery sooner. It reports nothing; the Work's own reconcile, which
+// follows from the watch as always, reports status and retries failures.
+func (r *Reconciler) Handoff(ctx context.Context, w *workv1alpha1.Work) {
+	if !strings.HasPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix) || !w.DeletionTimestamp.IsZero() {
+		return
+	}
+	key := client.ObjectKeyFromObject(w)
+	defer r.lock(key)()
+	m, err := r.Members.Get(ctx, strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix))
+	if err != nil {
+		return
+	}
+	for i, raw := range w.Spec.Workload.Manifests {
+		desired := &unstructured.Unstructured{}
+		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
+			continue
+		}
+		if _, _, isNew, _ := r.apply(ctx, m, w, i, desired); isNew {
+			r.handoff.Store(key, time.Now())
+		}
+	}
 }
 
 // ReportKey identifies a Work's status report in the Gate.
@@ -123,8 +162,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	cluster := strings.TrimPrefix(req.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+	defer r.lock(req.NamespacedName)()
 	w := &workv1alpha1.Work{}
 	if err := r.Client.Get(ctx, req.NamespacedName, w); err != nil {
+		r.locks.Delete(req.NamespacedName)
+		r.handoff.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !w.DeletionTimestamp.IsZero() {
@@ -142,6 +184,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var statuses []workv1alpha1.ManifestStatus
 	var errs []error
 	settled, created := true, false
+	createdAt := time.Now()
+	if at, ok := r.handoff.LoadAndDelete(req.NamespacedName); ok {
+		created, createdAt = true, at.(time.Time)
+	}
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
@@ -177,9 +223,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// there is one: creation timestamps have whole seconds, and timing
 		// reports from them would fire every Work's report at the top of a
 		// second, together with whatever is being propagated then.
-		wait := FirstReportGrace
+		wait := FirstReportGrace - time.Since(createdAt)
 		if !created {
-			wait -= time.Since(w.CreationTimestamp.Time)
+			wait = FirstReportGrace - time.Since(w.CreationTimestamp.Time)
 		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
@@ -250,7 +296,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	}
 	informer := r.Members.Watch(m, mapping.Resource)
 	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
-	existing, err := r.current(ctx, informer, rc, desired)
+	existing, err := r.current(ctx, informer, rc, desired, freshKey(m.Name, mapping.Resource, desired))
 	var result *unstructured.Unstructured
 	isNew := false
 	if apierrors.IsNotFound(err) {
@@ -260,6 +306,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		switch {
 		case err == nil:
 			isNew = true
+			r.fresh.Store(freshKey(m.Name, mapping.Resource, desired), result)
 		case apierrors.IsAlreadyExists(err):
 			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
 		default:
@@ -306,8 +353,21 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 // create that follows settles it: AlreadyExists (an object Flotilla does not
 // manage yet, or one the informer has not delivered) falls back to a live
 // read. Before the informer has synced every read is live.
-func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInformer, rc dynamic.ResourceInterface, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+//
+// An object this controller created moments ago (fresh, under freshKey) may
+// not be in the informer yet: until the informer has caught up with its
+// creation, the created object stands in, so the Work's next reconcile does
+// not create it again. From then on the informer is authoritative, deletion
+// included.
+func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInformer, rc dynamic.ResourceInterface, desired *unstructured.Unstructured, freshKey string) (*unstructured.Unstructured, error) {
 	if informer.HasSynced() {
+		if v, recent := r.fresh.Load(freshKey); recent {
+			created := v.(*unstructured.Unstructured)
+			if bindingctrl.OlderThan(informer.LastSyncResourceVersion(), created.GetResourceVersion()) {
+				return created, nil
+			}
+			r.fresh.CompareAndDelete(freshKey, v)
+		}
 		item, ok, err := informer.GetStore().GetByKey(key(desired))
 		if err == nil && ok {
 			return item.(*unstructured.Unstructured), nil
@@ -317,6 +377,11 @@ func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInfo
 		}
 	}
 	return rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+}
+
+// freshKey identifies a member object across clusters and kinds.
+func freshKey(cluster string, gvr schema.GroupVersionResource, o *unstructured.Unstructured) string {
+	return cluster + "/" + gvr.String() + "/" + key(o)
 }
 
 func key(o *unstructured.Unstructured) string {
@@ -405,6 +470,7 @@ func (r *Reconciler) deleteManifest(ctx context.Context, m *membercluster.Member
 		return nil // never delete what Flotilla does not manage
 	}
 	uid := existing.GetUID()
+	r.fresh.Delete(freshKey(m.Name, mapping.Resource, desired))
 	done := r.Gate.Write()
 	err = rc.Delete(ctx, desired.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	done()
