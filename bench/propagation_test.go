@@ -103,11 +103,14 @@ func (h *harness) watchHops() {
 	h.stopHops = sync.OnceFunc(func() { close(stop) })
 	h.b.Cleanup(h.stopHops)
 	f := informers.NewSharedInformerFactoryWithOptions(h.cp, 0, informers.WithNamespace(ns))
-	_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
-		if d := n.(*appsv1.Deployment); d.Labels["propagationpolicy.karmada.io/permanent-id"] != "" {
+	claimed := func(o any) {
+		if d := o.(*appsv1.Deployment); d.Labels["propagationpolicy.karmada.io/permanent-id"] != "" {
 			h.hop(d.Name, "claimed")
 		}
-	}})
+	}
+	// A template claimed at admission is born with its claim (AddFunc).
+	_, _ = f.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: claimed, UpdateFunc: func(_, n any) { claimed(n) }})
 	f.Start(stop)
 	df := dynamicinformer.NewDynamicSharedInformerFactory(h.dyn, 0)
 	rb := schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}

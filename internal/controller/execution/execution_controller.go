@@ -82,7 +82,8 @@ type Reconciler struct {
 	Gate   *queue.Gate
 	wakeup queue.Wakeup
 
-	locks   sync.Map // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
+	slots   chan struct{} // bounds concurrent Handoffs
+	locks   sync.Map      // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
 	fresh   sync.Map // member object key -> *unstructured.Unstructured created by Handoff, until the informer has it
 	handoff sync.Map // Work key -> time.Time its objects were created by Handoff
 }
@@ -94,15 +95,33 @@ func (r *Reconciler) lock(key types.NamespacedName) func() {
 	return mu.(*sync.Mutex).Unlock
 }
 
+// HandoffSlots bounds how many Handoffs run at once; beyond it, new Works
+// take the ordinary path through the watch and the queue.
+const HandoffSlots = 16
+
 // Handoff applies the manifests of a Work the binding controller has just
-// created, in the caller's goroutine, instead of waiting for the Work to come
-// back through the watch and the queue: the member copy is written a watch
-// delivery sooner. It reports nothing; the Work's own reconcile, which
-// follows from the watch as always, reports status and retries failures.
+// created, at once, in a goroutine of its own, instead of waiting for the
+// Work to come back through the watch and the queue: the member copy is
+// written a watch delivery sooner. It never blocks the caller: when
+// HandoffSlots are busy (a burst, slow members) it does nothing. It reports
+// nothing either; the Work's own reconcile, which follows from the watch as
+// always, reports status and retries failures.
 func (r *Reconciler) Handoff(ctx context.Context, w *workv1alpha1.Work) {
 	if !strings.HasPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix) || !w.DeletionTimestamp.IsZero() {
 		return
 	}
+	select {
+	case r.slots <- struct{}{}:
+	default:
+		return
+	}
+	go func() {
+		defer func() { <-r.slots }()
+		r.handoffNow(ctx, w)
+	}()
+}
+
+func (r *Reconciler) handoffNow(ctx context.Context, w *workv1alpha1.Work) {
 	key := client.ObjectKeyFromObject(w)
 	defer r.lock(key)()
 	m, err := r.Members.Get(ctx, strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix))
@@ -129,6 +148,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Events = make(chan event.GenericEvent, 4096)
 	}
 	r.wakeup = queue.NewWakeup()
+	r.slots = make(chan struct{}, HandoffSlots)
 	r.Members.OnManagedObjectChange = func(_ string, o metav1.Object) {
 		a := o.GetAnnotations()
 		ns, name := a[binding.WorkNamespaceAnnotation], a[binding.WorkNameAnnotation]
