@@ -22,6 +22,7 @@ package claimadmission
 import (
 	"context"
 	"io"
+	"maps"
 	"sync"
 
 	"github.com/google/uuid"
@@ -141,12 +142,7 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 		// As Karmada's webhook does: a policy is born with its permanent
 		// id, so the templates created right after it are claimed here too.
 		if obj, err := meta.Accessor(a.GetObject()); err == nil && obj.GetLabels()[label] == "" {
-			labels := obj.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[label] = uuid.NewString()
-			obj.SetLabels(labels)
+			obj.SetLabels(with(obj.GetLabels(), map[string]string{label: uuid.NewString()}))
 		}
 		return nil
 	}
@@ -172,23 +168,18 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 	if !ok || c.PermanentID == "" {
 		return nil // the detector gives the policy its permanent id first
 	}
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	for k, v := range c.TemplateLabels() {
-		labels[k] = v
-	}
-	obj.SetLabels(labels)
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	for k, v := range c.TemplateAnnotations() {
-		annotations[k] = v
-	}
-	obj.SetAnnotations(annotations)
+	obj.SetLabels(with(obj.GetLabels(), c.TemplateLabels()))
+	obj.SetAnnotations(with(obj.GetAnnotations(), c.TemplateAnnotations()))
 	return nil
+}
+
+// with returns m (a new map if m is nil) with the entries of add set.
+func with(m, add map[string]string) map[string]string {
+	if m == nil {
+		m = make(map[string]string, len(add))
+	}
+	maps.Copy(m, add)
+	return m
 }
 
 // claimed reports a template that already carries some policy's claim.

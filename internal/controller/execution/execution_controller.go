@@ -84,8 +84,8 @@ type Reconciler struct {
 
 	slots   chan struct{} // bounds concurrent Handoffs
 	locks   sync.Map      // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
-	fresh   sync.Map // member object key -> *unstructured.Unstructured created by Handoff, until the informer has it
-	handoff sync.Map // Work key -> time.Time its objects were created by Handoff
+	fresh   sync.Map      // member object key -> *unstructured.Unstructured just created here, until the informer has it
+	handoff sync.Map      // Work key -> time.Time its objects were created by Handoff
 }
 
 // lock serialises the work on one Work between Handoff and Reconcile.
