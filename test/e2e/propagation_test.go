@@ -330,6 +330,9 @@ spec:
 		s.waitFor(t, "second", "", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
 		s.kubectl("", "delete", "pp", "second")
 		s.waitFor(t, "", "", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
+		// The binding stays, without the released claim (as in Karmada).
+		s.waitFor(t, "sticky-deployment", "", "rb", "sticky-deployment", "-o",
+			"jsonpath={.metadata.name} {.metadata.labels.propagationpolicy\\.karmada\\.io/permanent-id}{.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
 		if got := s.get("member1", "deploy", "sticky", "-o", "name"); got != "deployment.apps/sticky" {
 			t.Errorf("deleting the policies removed the member copy: %q", got)
 		}

@@ -116,8 +116,10 @@ func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, p
 	}
 	c, ok := policymatch.BestMatch(obj, pps, cpps)
 	if !ok {
-		_, err := d.writeClaim(ctx, obj, policymatch.Claim{})
-		return nil, err
+		if _, err := d.writeClaim(ctx, obj, policymatch.Claim{}); err != nil {
+			return nil, err
+		}
+		return nil, d.unclaimBinding(ctx, obj)
 	}
 	if c.Kind == policymatch.KindClusterPropagationPolicy {
 		for _, p := range cpps {
@@ -207,6 +209,39 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 		klog.FromContext(ctx).V(2).Info("Claimed template", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "policy", claim.Name)
 	}
 	return updated, nil
+}
+
+// unclaimBinding removes a released policy's claim labels and annotations
+// from the template's binding, as Karmada does; the binding itself, its
+// Works and the member objects stay.
+func (d *Detector) unclaimBinding(ctx context.Context, obj *unstructured.Unstructured) error {
+	b := binding.New(obj.GetNamespace(), binding.Name(obj.GetName(), obj.GetKind()))
+	if err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	labels, annotations := b.GetLabels(), b.GetAnnotations()
+	changed := false
+	for _, k := range claimLabelKeys {
+		if _, ok := labels[k]; ok {
+			delete(labels, k)
+			changed = true
+		}
+	}
+	for _, k := range claimAnnotationKeys {
+		if _, ok := annotations[k]; ok {
+			delete(annotations, k)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	b.SetLabels(labels)
+	b.SetAnnotations(annotations)
+	if err := d.Client.Update(ctx, b); err != nil {
+		return fmt.Errorf("remove the released claim from binding %s: %w", b.GetName(), err)
+	}
+	return nil
 }
 
 func (d *Detector) gvrFor(obj *unstructured.Unstructured) schema.GroupVersionResource {
