@@ -203,10 +203,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var statuses []workv1alpha1.ManifestStatus
 	var errs []error
-	settled, created := true, false
-	createdAt := time.Now()
+	settled := true
+	// When the member objects were created: precisely when this process
+	// created them (here or in Handoff), else the Work's creation
+	// timestamp, which has whole seconds.
+	createdAt := w.CreationTimestamp.Time
 	if at, ok := r.handoff.LoadAndDelete(req.NamespacedName); ok {
-		created, createdAt = true, at.(time.Time)
+		createdAt = at.(time.Time)
 	}
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
@@ -216,7 +219,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		st, observed, isNew, err := r.apply(ctx, m, w, i, desired)
 		settled = settled && observed
-		created = created || isNew
+		if isNew {
+			createdAt = time.Now()
+		}
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -233,7 +238,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
-		(created || time.Since(w.CreationTimestamp.Time) < FirstReportGrace) {
+		time.Since(createdAt) < FirstReportGrace {
 		// A new object has no status yet and its controllers fill it in
 		// within moments: the first report waits for them (the member
 		// object's change events wake this Work up), so the Work's status
@@ -243,11 +248,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// there is one: creation timestamps have whole seconds, and timing
 		// reports from them would fire every Work's report at the top of a
 		// second, together with whatever is being propagated then.
-		wait := FirstReportGrace - time.Since(createdAt)
-		if !created {
-			wait = FirstReportGrace - time.Since(w.CreationTimestamp.Time)
-		}
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: FirstReportGrace - time.Since(createdAt)}, nil
 	}
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
