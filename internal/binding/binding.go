@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +39,31 @@ const (
 	ManagedLabelsAnnotation      = "resourcetemplate.karmada.io/managed-labels"
 	ManagedAnnotationsAnnotation = "resourcetemplate.karmada.io/managed-annotations"
 )
+
+// TemplateUIDAnnotation on a manifest (and so on the member object) holds
+// the uid of its resource template, as in Karmada: events about a member
+// copy are raised on the template with it, so `kubectl describe` finds them.
+const TemplateUIDAnnotation = "resourcetemplate.karmada.io/uid"
+
+// StaleRenderingAnnotation on a Work says it holds an earlier rendering of
+// its template because the current one could not be made for its cluster
+// (an OverridePolicy that does not apply there); the value is why. The
+// binding controller sets it and removes it with the next good rendering;
+// the status controller reports FullyApplied False while any target
+// cluster's Work carries it. Flotilla's own: Karmada leaves the Work
+// silently stale.
+const StaleRenderingAnnotation = "work.flotilla.io/stale-rendering"
+
+// KeyList returns the sorted keys of m, plus extra, comma-separated: the
+// value of ManagedLabelsAnnotation and ManagedAnnotationsAnnotation.
+func KeyList(m map[string]string, extra ...string) string {
+	keys := append([]string{}, extra...)
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(slices.Compact(keys), ",")
+}
 
 // Name is the binding name Karmada gives a template: <name>-<lowercase kind>.
 func Name(templateName, kind string) string {

@@ -33,6 +33,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/status"
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
 
@@ -145,6 +146,10 @@ func Run(ctx context.Context, o Options) error {
 	// propagated (see queue.Gate).
 	gate := queue.NewGate(queue.StatusQuiet, queue.StatusMaxDefer)
 	det.Gate = gate
+	// Karmada's success and failure events, on transitions; success events
+	// give way to propagation like status reports do.
+	outcomes := &eventrecord.Recorder{Events: recorder, Busy: gate.Busy, MaxDefer: queue.StatusMaxDefer}
+	det.Events = outcomes
 	type setup interface{ SetupWithManager(ctrl.Manager) error }
 	var setups []setup
 	if on["cluster"] {
@@ -159,12 +164,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if on["scheduler"] {
 		det.Preschedule = scheduling.Preschedule
-		setups = append(setups, &scheduling.Reconciler{Client: c, Recorder: recorder, Gate: gate}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Recorder: recorder, Gate: gate})
+		setups = append(setups, &scheduling.Reconciler{Client: c, Events: outcomes, Gate: gate}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Events: outcomes, Gate: gate})
 	}
-	exec := &execution.Reconciler{Client: c, Members: members, Recorder: recorder, Gate: gate}
+	exec := &execution.Reconciler{Client: c, Members: members, Events: outcomes, Gate: gate}
 	if on["binding"] {
-		rb := &binding.Reconciler{Client: c, Templates: det, Gate: gate, Recorder: recorder}
-		crb := &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Recorder: recorder}
+		rb := &binding.Reconciler{Client: c, Templates: det, Gate: gate, Events: outcomes}
+		crb := &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Events: outcomes}
 		if on["execution"] {
 			// New Works are applied by the binding controller's own
 			// goroutine, a watch delivery sooner.
@@ -177,7 +182,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if on["status"] {
 		for _, cs := range []bool{false, true} {
-			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs, Recorder: recorder, Gate: gate})
+			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs, Events: outcomes, Gate: gate})
 		}
 	}
 	if on["validation"] {

@@ -170,3 +170,35 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ApplyAnnotated is Apply for a controller that writes the result: it
+// returns the overridden manifest with Karmada's
+// policy.karmada.io/applied-overrides and applied-cluster-overrides
+// annotations added, naming the policies and rules that took effect. With
+// no policies at all, manifest itself is returned. Errors are Apply's,
+// wrapped with the cluster's name.
+func ApplyAnnotated(manifest *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster,
+	ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, error) {
+	if len(ops) == 0 && len(cops) == 0 {
+		return manifest, nil
+	}
+	out, applied, err := Apply(manifest, cluster, ops, cops)
+	if err != nil {
+		return nil, fmt.Errorf("override for cluster %s: %w", cluster.GetName(), err)
+	}
+	extra, err := applied.Annotations()
+	if err != nil {
+		return nil, fmt.Errorf("override for cluster %s: %w", cluster.GetName(), err)
+	}
+	if len(extra) > 0 {
+		ann := out.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		for k, v := range extra {
+			ann[k] = v
+		}
+		out.SetAnnotations(ann)
+	}
+	return out, nil
+}

@@ -10,10 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,11 +27,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
@@ -67,9 +65,9 @@ type Reconciler struct {
 	ClusterScoped bool
 	// Gate, if set, is touched by every Work write (see queue.Gate).
 	Gate *queue.Gate
-	// Recorder, if set, gets a SyncWorkFailed Warning event on the binding
-	// and its template when a cluster's Work cannot be rendered.
-	Recorder record.EventRecorder
+	// Events, if set, gets Karmada's SyncWorkSucceed and SyncWorkFailed
+	// events on the binding and its template when the outcome changes.
+	Events *eventrecord.Recorder
 	// Executor, if set, is handed each Work this controller creates, to
 	// apply it at once (the in-process execution controller's Handoff).
 	Executor interface {
@@ -98,12 +96,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
+		// Overrides select clusters by labels and by provider, region and
+		// zone (spec): a cluster that gains, loses or changes them changes
+		// the renderings of every binding; a cluster that goes or comes
+		// back changes which Works can exist.
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(queue.Options(8)).
 		Complete(r)
 }
 
-// bindingsIn re-renders the bindings an override policy may affect: those in
-// its namespace, or all for a cluster-scoped policy.
+// bindingsIn re-renders the bindings an override policy or a cluster may
+// affect: those in its namespace, or all for a cluster-scoped object.
 func (r *Reconciler) bindingsIn(ctx context.Context, policy client.Object) []ctrl.Request {
 	keys, err := binding.Kind(r.ClusterScoped).Keys(ctx, r.Client, policy.GetNamespace())
 	if err != nil {
@@ -139,21 +143,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	id := b.GetLabels()[binding.IDLabel(b)]
 	if !b.GetDeletionTimestamp().IsZero() {
-		remaining, err := r.deleteWorks(ctx, id, nil)
-		if err != nil || remaining > 0 {
-			return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, err
-		}
-		if controllerutil.RemoveFinalizer(b, Finalizer) {
-			return ctrl.Result{}, r.Client.Update(ctx, b)
-		}
-		return ctrl.Result{}, nil
+		return r.finalize(ctx, b, id)
 	}
 	if id == "" {
 		return ctrl.Result{}, nil // the detector sets the id on creation
 	}
 	if controllerutil.AddFinalizer(b, Finalizer) {
 		if err := r.Client.Update(ctx, b); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("add finalizer to binding %s: %w", req, err)
 		}
 	}
 	spec := binding.Spec(b)
@@ -174,53 +171,163 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ops, cops, clusters, err := r.overrideInputs(ctx, b.GetNamespace())
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("list override inputs of binding %s: %w", req, err)
 	}
-	keep := map[string]bool{}
-	// The Works of different clusters are written in parallel: a template's
-	// last member copy is not held behind the writes for the others. A
-	// cluster whose manifest cannot be rendered (an override that does not
-	// apply) keeps its current Work; the others go ahead.
-	var wg sync.WaitGroup
-	errs := make([]error, len(spec.Clusters))
+	renderings := r.render(tmpl, b, clusters, ops, cops)
+	syncErr := r.writeWorks(ctx, b, id, renderings)
+	if errors.Is(syncErr, errStaleCache) {
+		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil
+	}
+	// Karmada's SyncWorkSucceed/SyncWorkFailed, on the binding and its
+	// template, when the outcome changes.
 	var renderErrs []error
-	for i, tc := range spec.Clusters {
-		ns := clusterv1alpha1.ExecutionNamespace(tc.Name)
-		keep[ns] = true
-		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			if c, ok := clusters[tc.Name]; ok {
-				return applyOverrides(m, c, ops, cops)
-			}
-			return m, nil
+	for _, rd := range renderings {
+		if rd.err != nil {
+			renderErrs = append(renderErrs, rd.err)
 		}
-		manifest, err := Render(tmpl, b, tc, override)
-		if err != nil {
-			renderErrs = append(renderErrs, err)
-			continue
-		}
-		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, ns, manifest) })
 	}
-	wg.Wait()
-	if len(renderErrs) > 0 && r.Recorder != nil {
-		// Karmada's reason; kubectl describe shows it on both objects.
-		msg := fmt.Sprintf("cannot render the Work of every target cluster (fix or delete the OverridePolicy; the other clusters are up to date): %v", errors.Join(renderErrs...))
-		r.Recorder.Event(b, "Warning", ReasonSyncWorkFailed, msg)
-		r.Recorder.Event(tmpl, "Warning", ReasonSyncWorkFailed, msg)
+	outcome := errors.Join(renderErrs...)
+	if outcome != nil {
+		outcome = fmt.Errorf("cannot render the Work of every target cluster (fix or delete the OverridePolicy; the other clusters are up to date): %w", outcome)
+	} else if syncErr != nil && !apierrors.IsConflict(syncErr) {
+		outcome = syncErr
 	}
-	if err := errors.Join(append(errs, renderErrs...)...); err != nil {
-		return ctrl.Result{}, err
+	if outcome != nil || syncErr == nil {
+		r.Events.Outcome(syncWork, outcome, "Sync work of "+bindingRef(b)+" successful.", b, tmpl)
 	}
-	_, err = r.deleteWorks(ctx, id, keep)
+	if syncErr != nil {
+		return ctrl.Result{}, syncErr
+	}
+	_, err = r.deleteWorks(ctx, id, keepNamespaces(spec.Clusters))
 	return ctrl.Result{}, err
 }
 
-// ReasonSyncWorkFailed is the Warning event reason (Karmada's) when a
-// binding's Works cannot all be rendered.
-const ReasonSyncWorkFailed = "SyncWorkFailed"
+// syncWork is the operation whose outcome the binding controller reports.
+var syncWork = eventrecord.Operation{Succeed: events.SyncWorkSucceed, Failed: events.SyncWorkFailed}
+
+// bindingRef names a binding in event messages: ResourceBinding(ns/name).
+func bindingRef(b client.Object) string {
+	if b.GetNamespace() == "" {
+		return "ClusterResourceBinding(" + b.GetName() + ")"
+	}
+	return "ResourceBinding(" + b.GetNamespace() + "/" + b.GetName() + ")"
+}
+
+// finalize deletes a binding's Works, then releases the binding.
+func (r *Reconciler) finalize(ctx context.Context, b client.Object, id string) (ctrl.Result, error) {
+	remaining, err := r.deleteWorks(ctx, id, nil)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if remaining > 0 {
+		// Works go once their member objects are removed; their deletion
+		// events wake this binding, the requeue is a safety net.
+		return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, nil
+	}
+	r.Events.Forget(b)
+	if controllerutil.RemoveFinalizer(b, Finalizer) {
+		if err := r.Client.Update(ctx, b); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("release binding %s: %w", b.GetName(), err))
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// rendering is the desired manifest of one target cluster, or why it
+// cannot be made.
+type rendering struct {
+	cluster  string
+	manifest *unstructured.Unstructured
+	err      error
+}
+
+// render computes, without writing anything, the manifest of every target
+// cluster that exists. A cluster that does not exist or is being deleted
+// (unjoined, and not yet removed from spec.clusters by the scheduler) gets
+// none: its execution namespace is gone or going too.
+func (r *Reconciler) render(tmpl *unstructured.Unstructured, b client.Object, clusters map[string]*clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) []rendering {
+	var out []rendering
+	for _, tc := range binding.Spec(b).Clusters {
+		c, ok := clusters[tc.Name]
+		if !ok || !c.DeletionTimestamp.IsZero() {
+			// Gone, or leaving with its execution namespace: the
+			// scheduler takes it out of spec.clusters.
+			continue
+		}
+		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			return overridemanager.ApplyAnnotated(m, c, ops, cops)
+		}
+		m, err := Render(tmpl, b, tc, override)
+		out = append(out, rendering{cluster: tc.Name, manifest: m, err: err})
+	}
+	return out
+}
+
+// keepNamespaces is the set of execution namespaces of the target clusters.
+func keepNamespaces(targets []workv1alpha2.TargetCluster) map[string]bool {
+	keep := make(map[string]bool, len(targets))
+	for _, tc := range targets {
+		keep[clusterv1alpha1.ExecutionNamespace(tc.Name)] = true
+	}
+	return keep
+}
+
+// writeWorks writes the Work of every rendering, in parallel, so that a
+// template's last member copy is not held behind the writes for the
+// others. A cluster whose rendering failed keeps its current Work, marked
+// with StaleRenderingAnnotation; the others go ahead.
+func (r *Reconciler) writeWorks(ctx context.Context, b client.Object, id string, renderings []rendering) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(renderings))
+	for i, rd := range renderings {
+		ns := clusterv1alpha1.ExecutionNamespace(rd.cluster)
+		if rd.err != nil {
+			wg.Go(func() { errs[i] = r.markStale(ctx, b, ns, rd.err) })
+			continue
+		}
+		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, ns, rd.manifest) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, errStaleCache) {
+			return errStaleCache
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// errStaleCache means a write found the object already there although the
+// cache does not have it yet; the binding is rendered again shortly, once
+// the cache has caught up, instead of dropping the change.
+var errStaleCache = errors.New("the Work cache is behind the API server")
+
+// markStale records on a cluster's existing Work that it holds an earlier
+// rendering, and why.
+func (r *Reconciler) markStale(ctx context.Context, b client.Object, ns string, why error) error {
+	spec := binding.Spec(b)
+	w := &workv1alpha1.Work{}
+	key := client.ObjectKey{Namespace: ns, Name: binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)}
+	if err := r.Client.Get(ctx, key, w); err != nil {
+		return client.IgnoreNotFound(err) // no Work yet: status reports the cluster as not applied
+	}
+	msg := why.Error()
+	if w.Annotations[binding.StaleRenderingAnnotation] == msg {
+		return nil
+	}
+	patch := client.MergeFrom(w.DeepCopy())
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[binding.StaleRenderingAnnotation] = msg
+	if err := r.Client.Patch(ctx, w, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("mark Work %s stale: %w", key, err))
+	}
+	return nil
+}
 
 // CacheLagRetry is how soon a binding is rendered again when the template
-// cache is behind the binding.
-var CacheLagRetry = 5 * time.Millisecond
+// or Work cache is behind what was just written.
+const CacheLagRetry = 5 * time.Millisecond
 
 // OlderThan reports whether resourceVersion a is known to precede b. The
 // API treats resource versions as opaque; both are compared as the etcd
@@ -263,34 +370,6 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	return ops, cops, byName, nil
 }
 
-// applyOverrides applies the OverridePolicies and ClusterOverridePolicies
-// that select the manifest for cluster c, and records which ones did in
-// Karmada's policy.karmada.io/applied-overrides annotations.
-func applyOverrides(m *unstructured.Unstructured, c *clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, error) {
-	if len(ops) == 0 && len(cops) == 0 {
-		return m, nil
-	}
-	out, applied, err := overridemanager.Apply(m, c, ops, cops)
-	if err != nil {
-		return nil, fmt.Errorf("override for cluster %s: %w", c.Name, err)
-	}
-	extra, err := applied.Annotations()
-	if err != nil {
-		return nil, err
-	}
-	if len(extra) > 0 {
-		ann := out.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		for k, v := range extra {
-			ann[k] = v
-		}
-		out.SetAnnotations(ann)
-	}
-	return out, nil
-}
-
 // ensureWork creates or updates the Work in ns holding manifest.
 func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns string, manifest *unstructured.Unstructured) error {
 	raw, err := json.Marshal(manifest.Object)
@@ -306,7 +385,8 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 		return err
 	}
 	exists := err == nil
-	if exists && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
+	_, stale := w.Annotations[binding.StaleRenderingAnnotation]
+	if exists && !stale && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
 		w.Labels[binding.IDLabel(b)] == id && ptrBoolEq(w.Spec.PreserveResourcesOnDeletion, spec.PreserveResourcesOnDeletion) {
 		return nil
 	}
@@ -320,6 +400,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
+	delete(annotations, binding.StaleRenderingAnnotation)
 	if b.GetNamespace() == "" {
 		annotations[binding.ClusterNameAnnotation] = b.GetName()
 	} else {
@@ -336,13 +417,22 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 	}
 	defer r.Gate.Write()()
 	if exists {
-		return r.Client.Update(ctx, w)
+		if err := r.Client.Update(ctx, w); err != nil {
+			return fmt.Errorf("update Work %s/%s: %w", ns, w.Name, err)
+		}
+		return nil
 	}
 	err = r.Client.Create(ctx, w)
 	switch {
 	case err == nil && r.Executor != nil:
 		r.Executor.Handoff(ctx, w)
-	case err != nil && !apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err):
+		// Created moments ago (by this controller) and not in the cache
+		// yet: the new rendering must still be written, so render again
+		// once the cache has the Work. Returning success here is how an
+		// OverridePolicy that arrived just after its binding was lost.
+		return errStaleCache
+	case err != nil:
 		return fmt.Errorf("create Work %s/%s: %w", ns, w.Name, err)
 	}
 	return nil
@@ -435,11 +525,14 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[binding.ManagedLabelsAnnotation] = keyList(labels)
-	ann[binding.ManagedAnnotationsAnnotation] = keyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
+	ann[binding.ManagedLabelsAnnotation] = binding.KeyList(labels)
+	ann[binding.ManagedAnnotationsAnnotation] = binding.KeyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
 	ann[binding.WorkNamespaceAnnotation] = clusterv1alpha1.ExecutionNamespace(tc.Name)
 	ann[binding.WorkNameAnnotation] = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
 	ann[interpreter.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
+	if uid := tmpl.GetUID(); uid != "" {
+		ann[binding.TemplateUIDAnnotation] = string(uid)
+	}
 	resolved := policymatch.ResolveConflictResolution(tmpl.GetAnnotations(), spec.ConflictResolution)
 	if resolved == policyv1alpha1.ConflictOverwrite {
 		ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
@@ -448,16 +541,6 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 	}
 	m.SetAnnotations(ann)
 	return m, nil
-}
-
-// keyList returns the sorted keys of m, plus extra, comma-separated.
-func keyList(m map[string]string, extra ...string) string {
-	keys := append([]string{}, extra...)
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return strings.Join(slices.Compact(keys), ",")
 }
 
 func divided(p *policyv1alpha1.Placement) bool {

@@ -30,6 +30,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 )
 
 // templateKey identifies one resource template.
@@ -64,6 +65,9 @@ type Detector struct {
 	// Gate, if set, is touched by every claim and binding write, so status
 	// reports give way to them (see queue.Gate).
 	Gate *queue.Gate
+	// Events, if set, gets Karmada's ApplyPolicySucceed and
+	// ApplyPolicyFailed events on templates when the outcome changes.
+	Events *eventrecord.Recorder
 
 	// claimed holds templates as this detector's claim patches returned
 	// them (templateKey -> *unstructured.Unstructured) until the informer

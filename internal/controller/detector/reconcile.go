@@ -2,6 +2,7 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -19,10 +20,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 )
@@ -65,8 +68,31 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	if err != nil {
 		return err
 	}
-	return d.ensureBinding(ctx, claimed, chosen)
+	err = d.ensureBinding(ctx, claimed, chosen)
+	if err == nil || !(apierrors.IsConflict(err) || errors.Is(err, errBindingCacheLag)) {
+		// Karmada's ApplyPolicySucceed/ApplyPolicyFailed on the template,
+		// when the outcome changes; races that a retry settles are not
+		// outcomes.
+		d.Events.Outcome(applyPolicy, err, "Apply policy("+policyRef(chosen.obj)+") succeed", claimed)
+	}
+	return err
 }
+
+// applyPolicy is the operation whose outcome the detector reports.
+var applyPolicy = eventrecord.Operation{Succeed: events.ApplyPolicySucceed, Failed: events.ApplyPolicyFailed}
+
+// policyRef names a policy in event messages: namespace/name, or name.
+func policyRef(p client.Object) string {
+	if p.GetNamespace() == "" {
+		return p.GetName()
+	}
+	return p.GetNamespace() + "/" + p.GetName()
+}
+
+// errBindingCacheLag means the binding exists although the cache does not
+// have it yet; the template is reconciled again once it has, so that what
+// this reconcile wanted to write is not dropped.
+var errBindingCacheLag = errors.New("the binding cache is behind the API server")
 
 func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]*policyv1alpha1.PropagationPolicy, []*policyv1alpha1.ClusterPropagationPolicy, error) {
 	var pps []*policyv1alpha1.PropagationPolicy
@@ -330,7 +356,10 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		done := d.Gate.Write()
 		err := d.Client.Create(ctx, b)
 		done()
-		if err != nil && !apierrors.IsAlreadyExists(err) {
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			return fmt.Errorf("create binding %s: %w", b.GetName(), errBindingCacheLag)
+		case err != nil:
 			return fmt.Errorf("create binding %s: %w", b.GetName(), err)
 		}
 		return nil

@@ -11,21 +11,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -38,10 +41,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
@@ -71,12 +76,13 @@ var StatusDelay = 100 * time.Millisecond
 type Reconciler struct {
 	Client  client.Client
 	Members *membercluster.Registry
-	// Events carries member-object changes (from the registry's informers)
-	// as Work events.
-	Events chan event.GenericEvent
-	// Recorder, if set, gets a SyncFailed Warning event on a Work when it
-	// stops applying (Karmada's reason).
-	Recorder record.EventRecorder
+	// MemberChanges carries member-object changes (from the registry's
+	// informers) as Work events.
+	MemberChanges chan event.GenericEvent
+	// Events, if set, gets Karmada's SyncSucceed and SyncFailed events on
+	// the Work and its resource template when the outcome of applying it
+	// changes.
+	Events *eventrecord.Recorder
 	// Gate, if set, is touched by every member write and defers successful
 	// status reports while propagation is busy (see queue.Gate).
 	Gate   *queue.Gate
@@ -86,6 +92,25 @@ type Reconciler struct {
 	locks   sync.Map      // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
 	fresh   sync.Map      // member object key -> *unstructured.Unstructured just created here, until the informer has it
 	handoff sync.Map      // Work key -> time.Time its objects were created by Handoff
+	// rejected holds, per member object (freshKey), the last update the
+	// member refused as invalid, so it is not sent again unchanged.
+	rejected sync.Map
+}
+
+// rejection is an update a member refused: what was sent, to which version
+// of the member object (rejectionKey), and the refusal.
+type rejection struct {
+	key string
+	err error
+}
+
+// rejectionKey identifies one update attempt: the member object's
+// resourceVersion and the desired manifest.
+func rejectionKey(existing, desired *unstructured.Unstructured) string {
+	raw, _ := json.Marshal(desired.Object) // an object from JSON always marshals
+	h := fnv.New64a()
+	h.Write(raw)
+	return existing.GetResourceVersion() + "/" + strconv.FormatUint(h.Sum64(), 16)
 }
 
 // lock serialises the work on one Work between Handoff and Reconcile.
@@ -144,8 +169,8 @@ func ReportKey(namespace, name string) string { return "work/" + namespace + "/"
 
 // SetupWithManager registers the controller and hooks the member informers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Events == nil {
-		r.Events = make(chan event.GenericEvent, 4096)
+	if r.MemberChanges == nil {
+		r.MemberChanges = make(chan event.GenericEvent, 4096)
 	}
 	r.wakeup = queue.NewWakeup()
 	r.slots = make(chan struct{}, HandoffSlots)
@@ -157,14 +182,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		w := &workv1alpha1.Work{}
 		w.Namespace, w.Name = ns, name
-		r.Events <- event.GenericEvent{Object: w}
+		r.MemberChanges <- event.GenericEvent{Object: w}
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("execution").
 		// Its own status reports come back as Work updates; only spec and
 		// metadata changes (and deletion, which bumps generation) matter.
 		For(&workv1alpha1.Work{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WatchesRawSource(source.Channel(r.Events, handler.Funcs{
+		WatchesRawSource(source.Channel(r.MemberChanges, handler.Funcs{
 			// A new member object reports status several times within
 			// moments; gathering them writes the Work's status once.
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -234,7 +259,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// Someone else wrote the member object between our read and
 			// our write (its controllers, or a person): retry on a fresh
 			// read instead of reporting a failure that is not one.
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: ConflictRetry}, nil
 		}
 	}
 	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
@@ -253,6 +278,67 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
 
+// ConflictRetry is how soon a write that lost an optimistic-lock race is
+// tried again, on a fresh read.
+const ConflictRetry = 5 * time.Millisecond
+
+// rejectedError is a member's refusal of a manifest as invalid (a field
+// that is immutable there, a value its validation forbids): retrying the
+// same write cannot succeed.
+type rejectedError struct{ err error }
+
+func (e *rejectedError) Error() string { return e.err.Error() }
+func (e *rejectedError) Unwrap() error { return e.err }
+
+// allRejected reports whether every error joined in err is a rejectedError.
+func allRejected(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !allRejected(e) {
+				return false
+			}
+		}
+		return true
+	}
+	var rej *rejectedError
+	return errors.As(err, &rej)
+}
+
+// permanent reports a member's refusal that no retry of the same write can
+// change.
+func permanent(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// syncWorkload is the operation whose outcome the execution controller
+// reports, on the Work and its resource template.
+var syncWorkload = eventrecord.Operation{Succeed: events.SyncSucceed, Failed: events.SyncFailed}
+
+// templateOf returns the resource template of a Work's first manifest as an
+// object events can be raised on (nil when it cannot be told: a namespace
+// Work, or no template uid), and the manifest's namespace/name.
+func templateOf(w *workv1alpha1.Work) (runtime.Object, string) {
+	if len(w.Spec.Workload.Manifests) == 0 {
+		return nil, ""
+	}
+	m := &unstructured.Unstructured{}
+	if err := m.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
+		return nil, ""
+	}
+	name := key(m)
+	uid := m.GetAnnotations()[binding.TemplateUIDAnnotation]
+	if uid == "" {
+		return nil, name
+	}
+	ref := &unstructured.Unstructured{}
+	ref.SetAPIVersion(m.GetAPIVersion())
+	ref.SetKind(m.GetKind())
+	ref.SetNamespace(m.GetNamespace())
+	ref.SetName(m.GetName())
+	ref.SetUID(types.UID(uid))
+	return ref, name
+}
+
 // report writes the Applied condition and manifest statuses when they changed.
 func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses []workv1alpha1.ManifestStatus, applyErr error) (ctrl.Result, error) {
 	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonAppliedSuccessful,
@@ -264,9 +350,10 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 	// A namespace being deleted in the member (its template's namespace is
 	// being deleted too) refuses new objects for a moment; the Work goes
 	// with it, so that is not worth a Warning.
-	terminating := apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause)
-	if old := meta.FindStatusCondition(w.Status.Conditions, cond.Type); applyErr != nil && !terminating && r.Recorder != nil && (old == nil || old.Status != cond.Status) {
-		r.Recorder.Event(w, "Warning", "SyncFailed", cond.Message)
+	if !apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {
+		cluster := strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+		tmpl, name := templateOf(w)
+		r.Events.Outcome(syncWorkload, applyErr, "Successfully applied resource("+name+") to cluster "+cluster, w, tmpl)
 	}
 	meta.SetStatusCondition(&w.Status.Conditions, cond)
 	if statuses != nil || applyErr == nil {
@@ -288,16 +375,19 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		// Only this controller writes Work status; a conflict means the
 		// binding controller changed the spec, and the retry reads it.
 		if err := r.Client.Status().Update(ctx, w); apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: ConflictRetry}, nil
 		} else if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}
 	}
-	if applyErr != nil {
-		// Conflicts, missing namespaces and unreachable members are
-		// retried with per-Work exponential back-off; a fix on either side
-		// converges without user action.
-		return ctrl.Result{Requeue: true}, nil
+	if applyErr != nil && !allRejected(applyErr) {
+		// Missing namespaces and unreachable members are retried with
+		// per-Work exponential back-off (the error is returned for it); a
+		// fix on either side converges without user action. A manifest the
+		// member refused as invalid is not: the same write would be
+		// refused again. It is tried again when the Work or the member
+		// object changes.
+		return ctrl.Result{}, fmt.Errorf("apply Work %s/%s: %w", w.Namespace, w.Name, applyErr)
 	}
 	return ctrl.Result{}, nil
 }
@@ -330,6 +420,8 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 			r.fresh.Store(freshKey(m.Name, mapping.Resource, desired), result)
 		case apierrors.IsAlreadyExists(err):
 			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+		case permanent(err):
+			return nil, false, false, &rejectedError{fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)}
 		default:
 			return nil, false, false, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
 		}
@@ -344,6 +436,11 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	case Subset(desired.Object, existing.Object):
 		result = existing
 	default:
+		attempt := rejectionKey(existing, desired)
+		if prev, ok := r.rejected.Load(freshKey(m.Name, mapping.Resource, desired)); ok && prev.(rejection).key == attempt {
+			// Refused before, and neither side has changed since.
+			return nil, false, false, &rejectedError{prev.(rejection).err}
+		}
 		done := r.Gate.Write()
 		result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
 		if apierrors.IsConflict(err) {
@@ -354,8 +451,14 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		}
 		done()
 		if err != nil {
-			return nil, false, false, fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
+			err = fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
+			if permanent(err) {
+				r.rejected.Store(freshKey(m.Name, mapping.Resource, desired), rejection{key: attempt, err: err})
+				return nil, false, false, &rejectedError{err}
+			}
+			return nil, false, false, err
 		}
+		r.rejected.Delete(freshKey(m.Name, mapping.Resource, desired))
 	}
 	st = &workv1alpha1.ManifestStatus{
 		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,

@@ -8,24 +8,32 @@ package scheduling
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/scheduler"
 )
 
@@ -46,9 +54,10 @@ type Reconciler struct {
 	Client client.Client
 	// ClusterScoped selects ClusterResourceBindings instead of ResourceBindings.
 	ClusterScoped bool
-	// Recorder, if set, gets Karmada's ScheduleBindingFailed Warning event
-	// when a binding becomes unschedulable.
-	Recorder record.EventRecorder
+	// Events, if set, gets Karmada's ScheduleBindingSucceed and
+	// ScheduleBindingFailed events on the binding and its template when the
+	// outcome changes.
+	Events *eventrecord.Recorder
 	// Gate, if set, is touched by every placement write (see queue.Gate).
 	Gate *queue.Gate
 }
@@ -100,25 +109,37 @@ func (r *Reconciler) enqueueAll(ctx context.Context, q workqueue.TypedRateLimiti
 
 // Reconcile schedules one binding. A decision that changes spec.clusters is
 // one spec patch; the Scheduled condition is written only when it changes.
+// When no cluster fits any more, spec.clusters is emptied, as Karmada does,
+// so the binding controller removes the copies from the clusters that no
+// longer fit; other failures (a transient error, too little capacity for
+// the replicas) keep the last placement. Whatever the scheduler, a cluster
+// that no longer exists is removed from spec.clusters.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := r.newBinding()
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if !b.GetDeletionTimestamp().IsZero() {
+		r.Events.Forget(b)
+		return ctrl.Result{}, nil
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list clusters: %w", err)
+	}
+	if err := r.dropVanished(ctx, b, clusters.Items); err != nil {
+		return ctrl.Result{}, err
+	}
 	spec, status := binding.Spec(b), binding.Status(b)
-	if !b.GetDeletionTimestamp().IsZero() || (spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName) {
+	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
 		return ctrl.Result{}, nil
 	}
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return ctrl.Result{}, nil
 	}
-	live, err := liveClusters(ctx, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
 	placement := appliedPlacement(spec)
 	in := scheduler.Input{
-		Clusters: live,
+		Clusters: live(clusters.Items),
 		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
 		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
 		ObservedAffinityName: status.SchedulerObservedAffinityName,
@@ -128,23 +149,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// (clusters, replicas) is scheduled incrementally.
 		in.Previous, in.ObservedAffinityName = nil, ""
 	}
-	decision, err := scheduler.Decide(in)
+	decision, schedErr := scheduler.Decide(in)
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
-	if err != nil {
+	var noFit *scheduler.NoClusterFitError
+	switch {
+	case schedErr == nil:
+	case errors.As(schedErr, &noFit):
+		decision.Clusters = nil // nothing fits: the old placement goes
+		fallthrough
+	default:
 		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
-			Reason: scheduler.ConditionReason(err), Message: err.Error()}
-	} else if !equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != placement {
+			Reason: scheduler.ConditionReason(schedErr), Message: schedErr.Error()}
+	}
+	if (schedErr == nil || noFit != nil) && (!equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != placement) {
 		patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
 		recordDecision(b, decision.Clusters, placement)
 		done := r.Gate.Write()
 		err := r.Client.Patch(ctx, b, patch)
 		done()
 		if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("write placement of binding %s: %w", req, err)
 		}
+		log.FromContext(ctx).V(1).Info("scheduled", "binding", klog.KObj(b), "clusters", targetNames(decision.Clusters), "reason", cond.Reason)
 	}
-	if err == nil && BornScheduled(b) {
+	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, templateRef(spec))
+	if schedErr == nil && BornScheduled(b) {
 		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
 			// The status controller's first write carries the Scheduled
 			// condition of a binding born scheduled (one status write
@@ -153,12 +183,65 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: BornScheduledGrace - age}, nil
 		}
 	}
-	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, err == nil); apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, schedErr == nil); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
 	} else if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("write Scheduled condition of binding %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// ConflictRetry is how soon a status write that lost an optimistic-lock
+// race is tried again, on a fresh read.
+const ConflictRetry = 5 * time.Millisecond
+
+// scheduleBinding is the operation whose outcome the scheduler reports.
+var scheduleBinding = eventrecord.Operation{Succeed: events.ScheduleBindingSucceed, Failed: events.ScheduleBindingFailed}
+
+// dropVanished removes from spec.clusters every cluster that no longer
+// exists (deleted or unjoined), whichever scheduler placed it: a binding
+// never points at a cluster that is not there.
+func (r *Reconciler) dropVanished(ctx context.Context, b client.Object, clusters []clusterv1alpha1.Cluster) error {
+	exists := make(map[string]bool, len(clusters))
+	for i := range clusters {
+		exists[clusters[i].Name] = true
+	}
+	spec := binding.Spec(b)
+	kept := slices.DeleteFunc(slices.Clone(spec.Clusters), func(tc workv1alpha2.TargetCluster) bool { return !exists[tc.Name] })
+	if len(kept) == len(spec.Clusters) {
+		return nil
+	}
+	patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
+	spec.Clusters = kept
+	if len(kept) == 0 {
+		spec.Clusters = nil
+	}
+	done := r.Gate.Write()
+	defer done()
+	if err := r.Client.Patch(ctx, b, patch); err != nil {
+		return fmt.Errorf("remove vanished clusters from binding %s: %w", b.GetName(), err)
+	}
+	return nil
+}
+
+// templateRef is the binding's resource template as an object events can
+// be raised on (kind, name, namespace and uid are all they need).
+func templateRef(spec *workv1alpha2.ResourceBindingSpec) runtime.Object {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(spec.Resource.APIVersion)
+	u.SetKind(spec.Resource.Kind)
+	u.SetNamespace(spec.Resource.Namespace)
+	u.SetName(spec.Resource.Name)
+	u.SetUID(spec.Resource.UID)
+	return u
+}
+
+func targetNames(tcs []workv1alpha2.TargetCluster) []string {
+	names := make([]string, 0, len(tcs))
+	for _, tc := range tcs {
+		names = append(names, tc.Name)
+	}
+	return names
 }
 
 // Preschedule fills a new binding's spec.clusters (and the applied-placement
@@ -189,15 +272,20 @@ func Preschedule(ctx context.Context, c client.Reader, b client.Object) error {
 func liveClusters(ctx context.Context, c client.Reader) ([]*clusterv1alpha1.Cluster, error) {
 	list := &clusterv1alpha1.ClusterList{}
 	if err := c.List(ctx, list); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list clusters: %w", err)
 	}
-	live := make([]*clusterv1alpha1.Cluster, 0, len(list.Items))
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp.IsZero() {
-			live = append(live, &list.Items[i])
+	return live(list.Items), nil
+}
+
+// live returns pointers to the clusters not being deleted.
+func live(clusters []clusterv1alpha1.Cluster) []*clusterv1alpha1.Cluster {
+	out := make([]*clusterv1alpha1.Cluster, 0, len(clusters))
+	for i := range clusters {
+		if clusters[i].DeletionTimestamp.IsZero() {
+			out = append(out, &clusters[i])
 		}
 	}
-	return live, nil
+	return out
 }
 
 // appliedPlacement is the binding's placement as AppliedPlacementAnnotation
@@ -238,9 +326,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 	}
 	if !changed {
 		return nil
-	}
-	if !ok && r.Recorder != nil {
-		r.Recorder.Event(b, "Warning", "ScheduleBindingFailed", cond.Message)
 	}
 	if ok {
 		SetScheduled(status, b.GetGeneration(), affinity)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
@@ -39,12 +40,9 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
-
-// ReasonAggregateStatusFailed is the Warning event reason (Karmada's) when a
-// template's aggregated status cannot be written.
-const ReasonAggregateStatusFailed = "AggregateStatusFailed"
 
 // Reasons of the FullyApplied condition, as in Karmada.
 const (
@@ -86,14 +84,19 @@ type Reconciler struct {
 	Templates bindingctrl.TemplateGetter
 	// Resources maps a template's kind to its resource, for status writes.
 	Resources func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
-	// Recorder, if set, gets a Warning event AggregateStatusFailed on the
-	// template when its status cannot be written.
-	Recorder      record.EventRecorder
+	// Events, if set, gets Karmada's AggregateStatusSucceed and
+	// AggregateStatusFailed events on the binding and its template when the
+	// outcome of writing the template's status changes.
+	Events        *eventrecord.Recorder
 	ClusterScoped bool
 	// Gate, if set, defers the binding and template status writes while
 	// propagation is busy (see queue.Gate).
 	Gate   *queue.Gate
 	wakeup queue.Wakeup
+	// rejected holds, per binding key, the template status the API server
+	// refused as invalid, so the same bad value is not written again; a
+	// different value (the members moved on, or the template did) is tried.
+	rejected sync.Map
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -168,16 +171,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// update costs the API server less than a patch of the stored
 		// binding.
 		if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: scheduling.ConflictRetry}, nil
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	if tmplStatus != nil {
-		return ctrl.Result{}, r.writeTemplateStatus(ctx, spec, tmplStatus)
+		return ctrl.Result{}, r.writeTemplateStatus(ctx, req, b, spec, tmplStatus)
 	}
 	return ctrl.Result{}, nil
 }
+
+// aggregateStatus is the operation whose outcome this controller reports.
+var aggregateStatus = eventrecord.Operation{Succeed: events.AggregateStatusSucceed, Failed: events.AggregateStatusFailed}
 
 func (r *Reconciler) reportKey(req ctrl.Request) string {
 	return binding.Kind(r.ClusterScoped).ControllerName("status") + "/" + req.String()
@@ -225,7 +231,7 @@ func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1al
 // condition from the Works of the target clusters.
 func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work) ([]workv1alpha2.AggregatedStatusItem, metav1.Condition) {
 	var items []workv1alpha2.AggregatedStatusItem
-	var pending []string
+	var pending, stale []string
 	for _, tc := range targets {
 		item := workv1alpha2.AggregatedStatusItem{ClusterName: tc.Name}
 		w := works[tc.Name]
@@ -244,6 +250,10 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 		}
 		if !item.Applied {
 			pending = append(pending, tc.Name)
+		} else if _, old := w.Annotations[binding.StaleRenderingAnnotation]; old {
+			// Applied, but an earlier rendering: the current one could not
+			// be made for this cluster.
+			stale = append(stale, tc.Name+" ("+w.Annotations[binding.StaleRenderingAnnotation]+")")
 		}
 		items = append(items, item)
 	}
@@ -257,6 +267,10 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 		sort.Strings(pending)
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonFullyAppliedFailed
 		cond.Message = fmt.Sprintf("Not applied yet in %d of %d clusters: %s", len(pending), len(targets), strings.Join(pending, ", "))
+	case len(stale) > 0:
+		sort.Strings(stale)
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonFullyAppliedFailed
+		cond.Message = fmt.Sprintf("The Works of %d of %d clusters hold an earlier version of the template: %s", len(stale), len(targets), strings.Join(stale, "; "))
 	}
 	return items, cond
 }
@@ -279,8 +293,12 @@ func (r *Reconciler) templateStatus(spec *workv1alpha2.ResourceBindingSpec, item
 // templateUpdate is a template before and after its status aggregation.
 type templateUpdate struct{ from, to *unstructured.Unstructured }
 
-// writeTemplateStatus writes the aggregated .status of the template.
-func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, u *templateUpdate) error {
+// writeTemplateStatus writes the aggregated .status of the template. A
+// value the API server refuses as invalid (a status transition its
+// validation forbids) is reported once, as an AggregateStatusFailed
+// Warning, and not written again: retrying cannot fix it, and a loop would
+// only load the API server. Other failures are retried with back-off.
+func (r *Reconciler) writeTemplateStatus(ctx context.Context, req ctrl.Request, b client.Object, spec *workv1alpha2.ResourceBindingSpec, u *templateUpdate) error {
 	tmpl, updated := u.from, u.to
 	gvk := binding.ResourceGVK(spec)
 	gvr, ok := r.Resources(gvk)
@@ -298,14 +316,24 @@ func (r *Reconciler) writeTemplateStatus(ctx context.Context, spec *workv1alpha2
 	// so an optimistic lock would only turn those moves into conflicts.
 	patch, err := client.MergeFrom(tmpl).Data(updated)
 	if err != nil {
-		return err
+		return fmt.Errorf("compute status patch of %s %s: %w", gvk.Kind, req, err)
+	}
+	if v, ok := r.rejected.Load(req.String()); ok && v.(string) == string(patch) {
+		return nil // refused before, and nothing has changed since
 	}
 	_, err = ri.Patch(ctx, tmpl.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil // no status subresource
-	case err != nil && r.Recorder != nil:
-		r.Recorder.Event(tmpl, "Warning", ReasonAggregateStatusFailed, fmt.Sprintf("cannot write the status aggregated from the member clusters: %v", err))
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		r.rejected.Store(req.String(), string(patch))
+		r.Events.Outcome(aggregateStatus, fmt.Errorf("the API server refused the status aggregated from the member clusters: %w", err), "", b, tmpl)
+		return nil
+	case err != nil:
+		r.Events.Outcome(aggregateStatus, fmt.Errorf("cannot write the status aggregated from the member clusters: %w", err), "", b, tmpl)
+		return fmt.Errorf("write status of %s %s: %w", gvk.Kind, req, err)
 	}
-	return err
+	r.rejected.Delete(req.String())
+	r.Events.Outcome(aggregateStatus, nil, "Update "+gvk.Kind+"("+client.ObjectKeyFromObject(tmpl).String()+") with the status aggregated from its member clusters successfully.", b, tmpl)
+	return nil
 }

@@ -1,0 +1,49 @@
+// Package events holds the reasons of the Kubernetes events Flotilla's
+// controllers raise, with Karmada's strings, so that `kubectl get events
+// --field-selector reason=...`, alerts and dashboards written for Karmada
+// keep working. A Succeed reason is a Normal event, a Failed one a Warning;
+// each is raised when the outcome changes, not on every retry.
+package events
+
+// Events on resource templates.
+const (
+	// ApplyPolicySucceed: a PropagationPolicy or ClusterPropagationPolicy
+	// claimed the template and its binding was written.
+	ApplyPolicySucceed = "ApplyPolicySucceed"
+	// ApplyPolicyFailed: the claiming policy could not be applied (the
+	// binding could not be written).
+	ApplyPolicyFailed = "ApplyPolicyFailed"
+)
+
+// Events on ResourceBindings and ClusterResourceBindings, repeated on their
+// resource template.
+const (
+	// ScheduleBindingSucceed: the scheduler placed the binding.
+	ScheduleBindingSucceed = "ScheduleBindingSucceed"
+	// ScheduleBindingFailed: no placement fits (reason and message as in the
+	// Scheduled condition).
+	ScheduleBindingFailed = "ScheduleBindingFailed"
+	// SyncWorkSucceed: every target cluster's Work holds the current
+	// rendering of the template.
+	SyncWorkSucceed = "SyncWorkSucceed"
+	// SyncWorkFailed: some target cluster's Work could not be rendered or
+	// written (an OverridePolicy that does not apply, a vanished cluster).
+	SyncWorkFailed = "SyncWorkFailed"
+	// AggregateStatusSucceed: the template's status was written from its
+	// members' status.
+	AggregateStatusSucceed = "AggregateStatusSucceed"
+	// AggregateStatusFailed: the aggregated status could not be written.
+	AggregateStatusFailed = "AggregateStatusFailed"
+)
+
+// Events on Works, repeated on their resource template.
+const (
+	// SyncSucceed: the Work's manifests were applied to its member cluster.
+	SyncSucceed = "SyncSucceed"
+	// SyncFailed: the Work's manifests could not be applied.
+	SyncFailed = "SyncFailed"
+)
+
+// ValidationFailed is raised on a policy whose content breaks a rule that
+// CEL cannot express (a cron schedule, a time zone, an override value).
+const ValidationFailed = "ValidationFailed"

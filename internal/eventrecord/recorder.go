@@ -1,0 +1,184 @@
+// Package eventrecord raises Karmada's success and failure events on
+// transitions only. A controller reports the outcome of every attempt at an
+// operation (render a binding's Works, apply a Work, write a template's
+// status); the Recorder turns the outcomes into events only when they
+// change: the first success, a failure, a different failure, the recovery.
+// Retries of the same failure and repeated successes raise nothing, so
+// `kubectl describe` shows a short history and the API server is not
+// written to on every reconcile.
+//
+// Outcomes are remembered in memory: after a restart the first outcome of
+// each object is raised again, which is harmless for events.
+package eventrecord
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+)
+
+// Operation names the pair of event reasons of one operation, such as
+// events.SyncWorkSucceed and events.SyncWorkFailed.
+type Operation struct {
+	// Succeed is the reason of the Normal event raised on success.
+	Succeed string
+	// Failed is the reason of the Warning event raised on failure.
+	Failed string
+}
+
+// Recorder raises events for outcomes that differ from the previous outcome
+// of the same operation on the same subject. A nil *Recorder, or one with a
+// nil Events, raises nothing.
+type Recorder struct {
+	// Events receives the events.
+	Events record.EventRecorder
+	// Busy, if set, holds Normal events back while it reports true (the
+	// status gate: propagation writes go first), for at most MaxDefer.
+	// Warnings are never held.
+	Busy func() bool
+	// MaxDefer bounds how long a Normal event is held back.
+	MaxDefer time.Duration
+	// Tick is how often held events are checked for release; 0 means 25ms.
+	Tick time.Duration
+
+	mu       sync.Mutex
+	last     map[string]string // subject/operation -> "" after success, else the failure message
+	held     []heldEvent
+	flushing bool
+}
+
+type heldEvent struct {
+	since  time.Time
+	emit   func()
+	reason string
+}
+
+// maxRemembered bounds the outcomes kept; beyond it they are forgotten all
+// at once (the next outcome of each subject is then raised again).
+const maxRemembered = 200_000
+
+// Outcome reports one attempt at op on the subject, the first of objs (a
+// binding, a Work), and raises the event on every object in objs (the
+// subject and, typically, its resource template) when the outcome differs
+// from the subject's previous one for op. err == nil is a success, raised
+// as a Normal event with message okMsg; otherwise a Warning with the
+// error's text. Objects after the first may be nil and are then skipped.
+func (r *Recorder) Outcome(op Operation, err error, okMsg string, objs ...runtime.Object) {
+	if r == nil || r.Events == nil || len(objs) == 0 || objs[0] == nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+		if msg == "" {
+			msg = "failed"
+		}
+	}
+	key := subjectKey(objs[0]) + "\x00" + op.Succeed
+	r.mu.Lock()
+	prev, seen := r.last[key]
+	if seen && prev == msg {
+		r.mu.Unlock()
+		return
+	}
+	if r.last == nil || len(r.last) >= maxRemembered {
+		r.last = map[string]string{}
+	}
+	r.last[key] = msg
+	r.mu.Unlock()
+	for _, o := range objs {
+		if o == nil {
+			continue
+		}
+		if err != nil {
+			r.Events.Event(o, corev1.EventTypeWarning, op.Failed, msg)
+			continue
+		}
+		r.normal(o, op.Succeed, okMsg)
+	}
+}
+
+// Forget drops what is remembered of subject, once it is deleted.
+func (r *Recorder) Forget(subject runtime.Object) {
+	if r == nil {
+		return
+	}
+	prefix := subjectKey(subject) + "\x00"
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.last {
+		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+			delete(r.last, k)
+		}
+	}
+}
+
+// normal raises a Normal event now, or holds it while Busy.
+func (r *Recorder) normal(o runtime.Object, reason, msg string) {
+	if r.Busy == nil || !r.Busy() {
+		r.Events.Event(o, corev1.EventTypeNormal, reason, msg)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = append(r.held, heldEvent{since: time.Now(), reason: reason,
+		emit: func() { r.Events.Event(o, corev1.EventTypeNormal, reason, msg) }})
+	if !r.flushing {
+		r.flushing = true
+		go r.flush()
+	}
+}
+
+// flush releases held events once Busy reports false, or as each reaches
+// MaxDefer; it ends when nothing is held.
+func (r *Recorder) flush() {
+	tick := r.Tick
+	if tick <= 0 {
+		tick = 25 * time.Millisecond
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for range t.C {
+		quiet := !r.Busy()
+		now := time.Now()
+		r.mu.Lock()
+		var due []heldEvent
+		keep := r.held[:0]
+		for _, h := range r.held {
+			if quiet || now.Sub(h.since) >= r.MaxDefer {
+				due = append(due, h)
+			} else {
+				keep = append(keep, h)
+			}
+		}
+		r.held = keep
+		done := len(r.held) == 0
+		if done {
+			r.flushing = false
+		}
+		r.mu.Unlock()
+		for _, h := range due {
+			h.emit()
+		}
+		if done {
+			return
+		}
+	}
+}
+
+// subjectKey identifies an object: its uid, or its kind and name when it
+// has none (an object built only to carry a key).
+func subjectKey(o runtime.Object) string {
+	m, err := meta.Accessor(o)
+	if err != nil {
+		return ""
+	}
+	if uid := m.GetUID(); uid != "" {
+		return string(uid)
+	}
+	return o.GetObjectKind().GroupVersionKind().Kind + "/" + m.GetNamespace() + "/" + m.GetName()
+}

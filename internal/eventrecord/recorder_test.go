@@ -1,0 +1,96 @@
+package eventrecord
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+)
+
+var syncWork = Operation{Succeed: "SyncWorkSucceed", Failed: "SyncWorkFailed"}
+
+func cm(uid string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c-" + uid, Namespace: "t", UID: types.UID("uid-" + uid)}}
+}
+
+func drain(f *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-f.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func TestOutcomeRaisesOnTransitionsOnly(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	r := &Recorder{Events: fake}
+	b, tmpl := cm("b"), cm("tmpl")
+	bad := errors.New("override for cluster member3: path /spec/nosuch does not exist")
+	r.Outcome(syncWork, nil, "synced", b, tmpl)
+	r.Outcome(syncWork, nil, "synced", b, tmpl)     // repeated success: nothing
+	r.Outcome(syncWork, bad, "synced", b, tmpl)     // failure: Warning on both
+	r.Outcome(syncWork, bad, "synced", b, tmpl)     // same failure again: nothing
+	r.Outcome(syncWork, errors.New("other"), "", b) // a different failure
+	r.Outcome(syncWork, nil, "synced", b, nil)      // recovery; nil objects skipped
+	want := []string{
+		"Normal SyncWorkSucceed synced", "Normal SyncWorkSucceed synced",
+		"Warning SyncWorkFailed " + bad.Error(), "Warning SyncWorkFailed " + bad.Error(),
+		"Warning SyncWorkFailed other",
+		"Normal SyncWorkSucceed synced",
+	}
+	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestOutcomeIsPerSubjectAndOperation(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	r := &Recorder{Events: fake}
+	agg := Operation{Succeed: "AggregateStatusSucceed", Failed: "AggregateStatusFailed"}
+	r.Outcome(syncWork, nil, "a", cm("1"))
+	r.Outcome(syncWork, nil, "a", cm("2"))
+	r.Outcome(agg, nil, "b", cm("1"))
+	r.Forget(cm("1"))
+	r.Outcome(syncWork, nil, "a", cm("1"))
+	if got := len(drain(fake)); got != 4 {
+		t.Errorf("got %d events, want 4 (one per subject and operation, and again after Forget)", got)
+	}
+}
+
+func TestNormalEventsWaitWhileBusy(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	var busy atomic.Bool
+	busy.Store(true)
+	r := &Recorder{Events: fake, Busy: busy.Load, MaxDefer: time.Hour, Tick: time.Millisecond}
+	r.Outcome(syncWork, errors.New("boom"), "", cm("w"))
+	r.Outcome(syncWork, nil, "ok", cm("n"))
+	if diff := cmp.Diff([]string{"Warning SyncWorkFailed boom"}, drain(fake)); diff != "" {
+		t.Fatalf("while busy, only the Warning is raised (-want +got):\n%s", diff)
+	}
+	busy.Store(false)
+	select {
+	case e := <-fake.Events:
+		if e != "Normal SyncWorkSucceed ok" {
+			t.Errorf("released event = %q", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("held Normal event was never released once quiet")
+	}
+}
+
+func TestNilRecorderIsSafe(t *testing.T) {
+	var r *Recorder
+	r.Outcome(syncWork, nil, "ok", cm("x"))
+	r.Forget(cm("x"))
+	(&Recorder{}).Outcome(syncWork, nil, "ok", cm("x"))
+}
