@@ -11,6 +11,10 @@
 //   - InterpretHealth (InterpretHealth): Healthy, Unhealthy or Unknown for a member object;
 //   - AggregateStatus (AggregateStatus): the resource template's status computed from the
 //     per-cluster statuses in ResourceBinding.status.aggregatedStatus.
+//   - Retain (Retain): the fields a member cluster owns, kept from its copy when it is updated.
+//
+// Prune is Karmada's prune step, not an interpreter operation: it strips what a template holds
+// that makes no sense in a member before the template goes into a Work.
 //
 // Kinds are recognised by API group and kind, whatever the version. Kinds without a rule get
 // Karmada's defaults: no replicas, the whole status reflected, Healthy, status not aggregated.

@@ -498,11 +498,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.TargetCluster, override func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	spec := binding.Spec(b)
 	m := tmpl.DeepCopy()
-	for _, f := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences", "finalizers", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
-		unstructured.RemoveNestedField(m.Object, "metadata", f)
-	}
-	unstructured.RemoveNestedField(m.Object, "status")
-	Prune(m)
+	interpreter.Prune(m)
 	if divided(spec.Placement) && spec.Replicas > 0 {
 		revised, err := interpreter.ReviseReplica(m, int64(tc.Replicas))
 		if err == nil {
@@ -545,26 +541,4 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 
 func divided(p *policyv1alpha1.Placement) bool {
 	return p != nil && p.ReplicaScheduling != nil && p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided
-}
-
-// Prune removes fields the control plane's API server filled in that belong
-// to each member instead: a Service's cluster IPs and a Job's generated
-// selector and pod labels. Metadata the members set is left to them.
-func Prune(m *unstructured.Unstructured) {
-	switch m.GroupVersionKind().GroupKind() {
-	case schema.GroupKind{Kind: "Service"}:
-		if ip, _, _ := unstructured.NestedString(m.Object, "spec", "clusterIP"); ip != "None" {
-			unstructured.RemoveNestedField(m.Object, "spec", "clusterIP")
-			unstructured.RemoveNestedField(m.Object, "spec", "clusterIPs")
-		}
-	case schema.GroupKind{Group: "batch", Kind: "Job"}:
-		if manual, _, _ := unstructured.NestedBool(m.Object, "spec", "manualSelector"); !manual {
-			unstructured.RemoveNestedField(m.Object, "spec", "selector")
-			for _, l := range []string{"controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name"} {
-				unstructured.RemoveNestedField(m.Object, "spec", "template", "metadata", "labels", l)
-			}
-		}
-	case schema.GroupKind{Kind: "ServiceAccount"}:
-		unstructured.RemoveNestedField(m.Object, "secrets")
-	}
 }

@@ -433,20 +433,26 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	case !ownedBy(existing, w) && desired.GetAnnotations()[policymatch.ConflictResolutionAnnotation] != policymatch.ConflictResolutionOverwrite:
 		return nil, false, false, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
 			gvk.Kind, key(desired), m.Name, policymatch.ConflictResolutionAnnotation)
-	case Subset(desired.Object, existing.Object):
-		result = existing
 	default:
+		var inSync bool
+		if inSync, err = InSync(desired, existing); err != nil {
+			return nil, false, false, fmt.Errorf("compare %s %s with the member's copy: %w", gvk.Kind, key(desired), err)
+		}
+		if inSync {
+			result = existing
+			break
+		}
 		attempt := rejectionKey(existing, desired)
 		if prev, ok := r.rejected.Load(freshKey(m.Name, mapping.Resource, desired)); ok && prev.(rejection).key == attempt {
 			// Refused before, and neither side has changed since.
 			return nil, false, false, &rejectedError{prev.(rejection).err}
 		}
 		done := r.Gate.Write()
-		result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
+		result, err = updateRetaining(ctx, rc, desired, existing)
 		if apierrors.IsConflict(err) {
 			// The informer copy was stale; retry once on a fresh read.
 			if existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{}); err == nil {
-				result, err = rc.Update(ctx, Merge(desired, existing), metav1.UpdateOptions{FieldManager: "flotilla"})
+				result, err = updateRetaining(ctx, rc, desired, existing)
 			}
 		}
 		done()
@@ -469,6 +475,16 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		st.Status = raw
 	}
 	return st, !isNew && interpreter.Observed(result), isNew, nil
+}
+
+// updateRetaining sends existing, the member's copy, updated to desired with
+// the fields the member owns retained (Merge).
+func updateRetaining(ctx context.Context, rc dynamic.ResourceInterface, desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	merged, err := Merge(desired, existing)
+	if err != nil {
+		return nil, err
+	}
+	return rc.Update(ctx, merged, metav1.UpdateOptions{FieldManager: "flotilla"})
 }
 
 // current returns the member object. It is read from the managed-object

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
 
 // Subset reports whether every field set in desired has the same value in
@@ -82,50 +83,52 @@ func isEmpty(v any) bool {
 	return false
 }
 
-// Merge returns the object to send as an update: desired's content on top
-// of the existing object's identity (resourceVersion, uid), with the
-// existing labels and annotations kept unless desired sets them, and the
-// fields each member owns retained: a Service's cluster IPs and node ports,
-// a PVC's bound volume, a Job's generated selector and pod labels, a Pod's
-// node. Updating in place keeps the object's uid, so adopting it
-// (conflictResolution Overwrite) restarts nothing.
-func Merge(desired, existing *unstructured.Unstructured) *unstructured.Unstructured {
-	out := desired.DeepCopy()
+// Merge returns the object to send as an update of existing, the member's
+// copy, to make it desired, a rendered Work manifest. It is Karmada's retain
+// step: desired's content on top of the existing object's identity
+// (resourceVersion, uid) and status; the existing labels and annotations kept
+// unless desired sets them or Flotilla set them before and desired dropped
+// them (resourcetemplate.karmada.io/managed-labels and managed-annotations);
+// the member's finalizers and ownerReferences, which its own controllers
+// manage; and the fields each kind's member owns (interpreter.Retain: a
+// Service's cluster IPs, a Job's generated selector and pod labels, a Pod's
+// node and volumes, ...). Updating in place keeps the object's uid, so
+// adopting it (conflictResolution Overwrite) restarts nothing. Neither
+// argument is modified; the error is interpreter.Retain's.
+func Merge(desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := interpreter.Retain(desired, existing)
+	if err != nil {
+		return nil, err
+	}
 	out.SetResourceVersion(existing.GetResourceVersion())
 	out.SetUID(existing.GetUID())
 	previously := existing.GetAnnotations()
 	out.SetLabels(mergeManaged(existing.GetLabels(), desired.GetLabels(), previously[binding.ManagedLabelsAnnotation]))
 	out.SetAnnotations(mergeManaged(existing.GetAnnotations(), desired.GetAnnotations(), previously[binding.ManagedAnnotationsAnnotation]))
+	out.SetFinalizers(existing.GetFinalizers())
+	out.SetOwnerReferences(existing.GetOwnerReferences())
 	if st, ok := existing.Object["status"]; ok {
 		out.Object["status"] = st
 	}
-	keep := func(path ...string) {
-		if _, set, _ := unstructured.NestedFieldNoCopy(out.Object, path...); set {
-			return
-		}
-		if v, found, _ := unstructured.NestedFieldCopy(existing.Object, path...); found {
-			_ = unstructured.SetNestedField(out.Object, v, path...)
-		}
+	return out, nil
+}
+
+// InSync reports whether existing, the member's copy, already is what
+// desired asks for, so that no update is sent: either every field desired
+// sets has the same value in existing (Subset), or the object Merge would send
+// does. The second check stops an update loop where desired holds a value
+// the member owns and the retain step replaces (a Pod's volumes, a Job's pod
+// labels, a ServiceAccount's member-added secrets): sending it would change
+// nothing, so that is not drift. The error is Merge's.
+func InSync(desired, existing *unstructured.Unstructured) (bool, error) {
+	if Subset(desired.Object, existing.Object) {
+		return true, nil
 	}
-	switch existing.GetKind() {
-	case "Service":
-		keep("spec", "clusterIP")
-		keep("spec", "clusterIPs")
-		keep("spec", "healthCheckNodePort")
-		keep("spec", "ipFamilies")
-		keep("spec", "ipFamilyPolicy")
-		retainNodePorts(out, existing)
-	case "PersistentVolumeClaim":
-		keep("spec", "volumeName")
-	case "Job":
-		keep("spec", "selector")
-		keep("spec", "template", "metadata", "labels")
-	case "Pod":
-		keep("spec", "nodeName")
-	case "ServiceAccount":
-		keep("secrets")
+	merged, err := Merge(desired, existing)
+	if err != nil {
+		return false, err
 	}
-	return out
+	return Subset(merged.Object, existing.Object), nil
 }
 
 // mergeManaged keeps the member's own keys of base, drops the keys Flotilla
@@ -148,27 +151,4 @@ func mergeManaged(base, over map[string]string, previously string) map[string]st
 		out[k] = v
 	}
 	return out
-}
-
-// retainNodePorts copies each port's nodePort from the member's Service when
-// desired leaves it unset, matching ports by name or by port number.
-func retainNodePorts(out, existing *unstructured.Unstructured) {
-	desiredPorts, _, _ := unstructured.NestedSlice(out.Object, "spec", "ports")
-	existingPorts, _, _ := unstructured.NestedSlice(existing.Object, "spec", "ports")
-	for i, dp := range desiredPorts {
-		d, _ := dp.(map[string]any)
-		if d == nil || d["nodePort"] != nil {
-			continue
-		}
-		for _, ep := range existingPorts {
-			e, _ := ep.(map[string]any)
-			if e != nil && e["nodePort"] != nil && (e["name"] == d["name"] && e["port"] == d["port"]) {
-				d["nodePort"] = e["nodePort"]
-			}
-		}
-		desiredPorts[i] = d
-	}
-	if len(desiredPorts) > 0 {
-		_ = unstructured.SetNestedSlice(out.Object, desiredPorts, "spec", "ports")
-	}
 }
