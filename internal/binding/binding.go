@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -129,6 +130,19 @@ func IDLabel(obj client.Object) string {
 // ResourceGVK is the template's group, version and kind.
 func ResourceGVK(spec *workv1alpha2.ResourceBindingSpec) schema.GroupVersionKind {
 	return schema.FromAPIVersionAndKind(spec.Resource.APIVersion, spec.Resource.Kind)
+}
+
+// TemplateRef is the binding's resource template as an object events can be
+// raised on: kind, namespace, name and uid, which are all an event's
+// involvedObject needs (and what `kubectl describe` matches on).
+func TemplateRef(spec *workv1alpha2.ResourceBindingSpec) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(spec.Resource.APIVersion)
+	u.SetKind(spec.Resource.Kind)
+	u.SetNamespace(spec.Resource.Namespace)
+	u.SetName(spec.Resource.Name)
+	u.SetUID(spec.Resource.UID)
+	return u
 }
 
 // Kind selects one of the twins; controllers run once per Kind.

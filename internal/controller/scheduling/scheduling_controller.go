@@ -17,8 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -173,7 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		log.FromContext(ctx).V(1).Info("scheduled", "binding", klog.KObj(b), "clusters", targetNames(decision.Clusters), "reason", cond.Reason)
 	}
-	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, templateRef(spec))
+	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, binding.TemplateRef(spec))
 	if schedErr == nil && BornScheduled(b) {
 		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
 			// The status controller's first write carries the Scheduled
@@ -222,18 +220,6 @@ func (r *Reconciler) dropVanished(ctx context.Context, b client.Object, clusters
 		return fmt.Errorf("remove vanished clusters from binding %s: %w", b.GetName(), err)
 	}
 	return nil
-}
-
-// templateRef is the binding's resource template as an object events can
-// be raised on (kind, name, namespace and uid are all they need).
-func templateRef(spec *workv1alpha2.ResourceBindingSpec) runtime.Object {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(spec.Resource.APIVersion)
-	u.SetKind(spec.Resource.Kind)
-	u.SetNamespace(spec.Resource.Namespace)
-	u.SetName(spec.Resource.Name)
-	u.SetUID(spec.Resource.UID)
-	return u
 }
 
 func targetNames(tcs []workv1alpha2.TargetCluster) []string {

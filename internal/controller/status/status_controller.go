@@ -177,9 +177,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if tmplStatus != nil {
-		return ctrl.Result{}, r.writeTemplateStatus(ctx, req, b, spec, tmplStatus)
+		if err := r.writeTemplateStatus(ctx, req, b, spec, tmplStatus); errors.Is(err, errRejected) {
+			return ctrl.Result{}, nil // reported; a new value is tried when one comes
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if changed || tmplStatus != nil {
+		// Karmada's AggregateStatusSucceed, on the binding and its
+		// template, when the outcome changes.
+		r.Events.Outcome(aggregateStatus, nil, "Update "+bindingRef(b)+" with AggregatedStatus successfully.", b, binding.TemplateRef(spec))
 	}
 	return ctrl.Result{}, nil
+}
+
+// bindingRef names a binding in event messages: ResourceBinding(ns/name).
+func bindingRef(b client.Object) string {
+	if b.GetNamespace() == "" {
+		return "ClusterResourceBinding(" + b.GetName() + ")"
+	}
+	return "ResourceBinding(" + b.GetNamespace() + "/" + b.GetName() + ")"
 }
 
 // aggregateStatus is the operation whose outcome this controller reports.
@@ -293,6 +310,10 @@ func (r *Reconciler) templateStatus(spec *workv1alpha2.ResourceBindingSpec, item
 // templateUpdate is a template before and after its status aggregation.
 type templateUpdate struct{ from, to *unstructured.Unstructured }
 
+// errRejected means the template's status was refused as invalid; it is
+// reported, not retried.
+var errRejected = errors.New("aggregated status refused")
+
 // writeTemplateStatus writes the aggregated .status of the template. A
 // value the API server refuses as invalid (a status transition its
 // validation forbids) is reported once, as an AggregateStatusFailed
@@ -328,12 +349,11 @@ func (r *Reconciler) writeTemplateStatus(ctx context.Context, req ctrl.Request, 
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		r.rejected.Store(req.String(), string(patch))
 		r.Events.Outcome(aggregateStatus, fmt.Errorf("the API server refused the status aggregated from the member clusters: %w", err), "", b, tmpl)
-		return nil
+		return errRejected
 	case err != nil:
 		r.Events.Outcome(aggregateStatus, fmt.Errorf("cannot write the status aggregated from the member clusters: %w", err), "", b, tmpl)
 		return fmt.Errorf("write status of %s %s: %w", gvk.Kind, req, err)
 	}
 	r.rejected.Delete(req.String())
-	r.Events.Outcome(aggregateStatus, nil, "Update "+gvk.Kind+"("+client.ObjectKeyFromObject(tmpl).String()+") with the status aggregated from its member clusters successfully.", b, tmpl)
 	return nil
 }
