@@ -8,6 +8,7 @@ import (
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
 )
 
 func work(applied metav1.ConditionStatus, msg string, status string) *workv1alpha1.Work {
@@ -45,5 +46,20 @@ func TestAggregate(t *testing.T) {
 	}
 	if _, cond := Aggregate(nil, works); cond.Status != metav1.ConditionFalse {
 		t.Errorf("no targets must not be FullyApplied: %+v", cond)
+	}
+}
+
+func TestAggregateStaleRenderingIsNotFullyApplied(t *testing.T) {
+	targets := []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member3"}}
+	stale := work(metav1.ConditionTrue, "", `{}`)
+	stale.Annotations = map[string]string{binding.StaleRenderingAnnotation: "override for cluster member3: /spec/nosuch does not exist"}
+	works := map[string]*workv1alpha1.Work{"member1": work(metav1.ConditionTrue, "", `{}`), "member3": stale}
+	items, cond := Aggregate(targets, works)
+	if !items[1].Applied {
+		t.Errorf("member3's Work is applied (an earlier rendering); its item should say so: %+v", items[1])
+	}
+	want := "The Works of 1 of 2 clusters hold an earlier version of the template: member3 (override for cluster member3: /spec/nosuch does not exist)"
+	if cond.Status != metav1.ConditionFalse || cond.Reason != ReasonFullyAppliedFailed || cond.Message != want {
+		t.Errorf("condition = %+v, want False/%s %q", cond, ReasonFullyAppliedFailed, want)
 	}
 }
