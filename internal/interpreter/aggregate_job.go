@@ -87,8 +87,23 @@ func aggregateJob(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 		succeeding = true
 	}
 
+	if next.Active == 0 {
+		finishJob(&next, &seen, failing, succeeding && allComplete)
+	}
+	if apiequality.Semantic.DeepEqual(old, next) {
+		return template, nil
+	}
+	return withStatus(template, &next)
+}
+
+// finishJob appends the terminal condition to a Job status with no active pod: Failed when
+// the Job is failing, Complete when it is succeeding and complete everywhere. The API server
+// wants a startTime on a finished Job (the terminal time stands in when no member reported
+// one) and, on a Complete one, a completionTime no earlier than startTime; without a time to
+// use, the terminal condition waits.
+func finishJob(next *batchv1.JobStatus, seen *jobObservation, failing, complete bool) {
 	switch {
-	case failing && next.Active == 0:
+	case failing:
 		target := findCondition(next.Conditions, batchv1.JobFailureTarget)
 		msg, at := target.Message, seen.failedAt
 		if len(seen.failedIn) > 0 {
@@ -103,13 +118,13 @@ func aggregateJob(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 		if next.StartTime != nil {
 			next.Conditions = append(next.Conditions, jobCondition(batchv1.JobFailed, jobFailedReason, msg, at))
 		}
-	case succeeding && allComplete && next.Active == 0:
+	case complete:
 		at := seen.completion
 		if at == nil {
 			at = seen.completedAt
 		}
 		if at == nil {
-			break // no completion time known yet: Complete waits for one
+			return
 		}
 		if next.StartTime == nil {
 			next.StartTime = at
@@ -124,10 +139,6 @@ func aggregateJob(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 		}
 		next.Conditions = append(next.Conditions, jobCondition(batchv1.JobComplete, jobCompletedReason, jobCompletedMsg, condAt))
 	}
-	if apiequality.Semantic.DeepEqual(old, next) {
-		return template, nil
-	}
-	return withStatus(template, &next)
 }
 
 // jobObservation is what the members' Job statuses say together.
