@@ -1,6 +1,9 @@
 package interpreter
 
 import (
+	"cmp"
+	"slices"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -19,12 +22,14 @@ var aggregateRules = map[schema.GroupKind]aggregateRule{
 	pvcKind:     aggregatePVC,
 	pvKind:      aggregatePV,
 	pdbKind:     aggregatePDB,
+	hpaKind:     aggregateHPA,
 }
 
 // AggregateStatus implements Karmada's AggregateStatus operation: it computes the resource
 // template's .status from the statuses ReflectStatus produced in each member cluster
 // (ResourceBinding.status.aggregatedStatus). Items without a status are clusters not reported
-// yet.
+// yet. Items are considered in cluster-name order whatever their order in items, so that every
+// list merged from several clusters comes out the same for the same input.
 //
 //   - Deployment, StatefulSet, ReplicaSet, DaemonSet: each replica counter is the sum over the
 //     clusters; observedGeneration becomes the template's metadata.generation only when every
@@ -32,9 +37,14 @@ var aggregateRules = map[schema.GroupKind]aggregateRule{
 //     observedGeneration) and was rendered from this template generation
 //     (resourceTemplateGeneration == template generation); otherwise the template's previous
 //     observedGeneration is kept. Other status fields of the template are left as they are.
+//   - HorizontalPodAutoscaler: currentReplicas and desiredReplicas summed over the clusters,
+//     other status fields left as they are.
 //   - Job, CronJob, Service, Ingress, Pod, PersistentVolumeClaim, PersistentVolume,
 //     PodDisruptionBudget: see the aggregate* functions of each kind.
 //   - Other kinds: the template is returned as it is.
+//
+// The result is always a valid status update of the template as Kubernetes 1.37 validates it
+// (for a Job: a valid transition from the template's current status).
 //
 // When the computed status equals the template's current one, the template itself (the same
 // pointer) is returned so that callers can skip the write; otherwise a modified deep copy. The
@@ -45,13 +55,28 @@ func AggregateStatus(template *unstructured.Unstructured, items []workv1alpha2.A
 		return nil, nil
 	}
 	gk := groupKindOf(template)
-	if counters, ok := workloadCounters[gk]; ok {
+	counters, isWorkload := workloadCounters[gk]
+	rule, hasRule := aggregateRules[gk]
+	if !isWorkload && !hasRule {
+		return template, nil
+	}
+	items = byClusterName(items)
+	if isWorkload {
 		return aggregateWorkload(template, items, counters)
 	}
-	if rule, ok := aggregateRules[gk]; ok {
-		return rule(template, items)
+	return rule(template, items)
+}
+
+// byClusterName returns items sorted by cluster name: items itself when already sorted (the
+// status controller's order), a sorted copy otherwise.
+func byClusterName(items []workv1alpha2.AggregatedStatusItem) []workv1alpha2.AggregatedStatusItem {
+	byName := func(a, b workv1alpha2.AggregatedStatusItem) int { return cmp.Compare(a.ClusterName, b.ClusterName) }
+	if slices.IsSortedFunc(items, byName) {
+		return items
 	}
-	return template, nil
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, byName)
+	return sorted
 }
 
 // aggregateWorkload is the core shared by the replicated workload kinds.
@@ -171,4 +196,39 @@ func (s *workloadStatus) counter(name string) int64 {
 	default:
 		return 0
 	}
+}
+
+// aggregateHPA computes a HorizontalPodAutoscaler template's status, as Karmada does: each
+// member's autoscaler scales that member's share of the workload, so currentReplicas and
+// desiredReplicas are summed over the clusters. Other status fields (conditions, metrics) are
+// left as they are. desiredReplicas is written even when zero, as the API requires it.
+func aggregateHPA(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	var current, desired int64
+	for _, item := range items {
+		var member struct {
+			CurrentReplicas int64 `json:"currentReplicas"`
+			DesiredReplicas int64 `json:"desiredReplicas"`
+		}
+		ok, err := decodeItem(item, &member)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			current += member.CurrentReplicas
+			desired += member.DesiredReplicas
+		}
+	}
+	old, _ := template.Object["status"].(map[string]any)
+	if intValue(old, "currentReplicas") == current && intValue(old, "desiredReplicas") == desired {
+		return template, nil
+	}
+	out := template.DeepCopy()
+	status, _ := out.Object["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		out.Object["status"] = status
+	}
+	setOrDrop(status, "currentReplicas", current)
+	status["desiredReplicas"] = desired
+	return out, nil
 }

@@ -1,7 +1,9 @@
 package interpreter
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -19,10 +21,20 @@ var podPhaseOrder = []corev1.PodPhase{corev1.PodFailed, corev1.PodPending, corev
 // aggregatePod computes a Pod template's status, following Karmada: the phase is Failed if the
 // Pod failed in any cluster, else Pending if it is pending in any cluster (a cluster not
 // reported yet counts as pending), else Running if running anywhere, else Succeeded; the
-// container statuses of all clusters are listed with only their readiness and state. Karmada
-// leaves container names out, which keeps the API server's state-transition checks on pod status
-// from rejecting statuses merged from several clusters; so does this. With no items the
-// template is left alone.
+// container statuses of all clusters are listed with only their readiness and state, without
+// their names (Karmada's shape), in cluster-name order and, within a cluster, by container
+// name. Other status fields are dropped, except qosClass, which the API server set when the Pod
+// was created and does not let change.
+//
+// The API server (Kubernetes 1.37 pod status validation) rejects an update that lists a
+// container status in a non-terminated state when the current status has a terminated one of
+// the same name, unless the spec's container of that name may restart; no container is named
+// "". So whenever a terminated container is to be shown, or the template shows one already,
+// only terminated container statuses are listed: the others are left out until they terminate
+// too (and all come back once no cluster reports a terminated container). Listing them would
+// get the next update rejected, on every resync.
+//
+// With no items the template is left alone.
 func aggregatePod(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
 	if len(items) == 0 {
 		return template, nil
@@ -31,7 +43,7 @@ func aggregatePod(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 	if _, err := typedField(template, &old, "status"); err != nil {
 		return nil, fmt.Errorf("reading the status of %s: %w", describe(template), err)
 	}
-	next := corev1.PodStatus{}
+	next := corev1.PodStatus{QOSClass: old.QOSClass}
 	phases := map[corev1.PodPhase]bool{}
 	for _, item := range items {
 		member := corev1.PodStatus{}
@@ -44,6 +56,9 @@ func aggregatePod(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 			continue
 		}
 		phases[member.Phase] = true
+		// The kubelet sorts container statuses by name; sorting again keeps the merged list
+		// the same whatever order a member reports them in.
+		slices.SortStableFunc(member.ContainerStatuses, func(a, b corev1.ContainerStatus) int { return cmp.Compare(a.Name, b.Name) })
 		for _, cs := range member.ContainerStatuses {
 			next.ContainerStatuses = append(next.ContainerStatuses, corev1.ContainerStatus{Ready: cs.Ready, State: cs.State})
 		}
@@ -54,17 +69,23 @@ func aggregatePod(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 			break
 		}
 	}
+	if slices.ContainsFunc(old.ContainerStatuses, terminated) || slices.ContainsFunc(next.ContainerStatuses, terminated) {
+		next.ContainerStatuses = slices.DeleteFunc(next.ContainerStatuses, func(cs corev1.ContainerStatus) bool { return !terminated(cs) })
+	}
 	if apiequality.Semantic.DeepEqual(old, next) {
 		return template, nil
 	}
 	return withStatus(template, &next)
 }
 
-// aggregatePVC computes a PersistentVolumeClaim template's status phase: Lost if the claim is
-// lost in any cluster, else Pending if any cluster has not bound it (Karmada skips clusters not
-// reported yet; this counts them as Pending so that a claim is never reported Bound before it
-// is), else Bound. Other status fields are dropped, as in Karmada. With no items the template is
-// left alone.
+// terminated reports whether a container status is in the terminated state.
+func terminated(cs corev1.ContainerStatus) bool { return cs.State.Terminated != nil }
+
+// aggregatePVC computes a PersistentVolumeClaim template's status phase exactly as Karmada does:
+// Bound, unless a cluster reports another phase; Lost as soon as any cluster has lost the claim,
+// else the phase of the last cluster (in cluster-name order) whose claim is not Bound. Clusters
+// not reported yet are skipped, as in Karmada. Other status fields are dropped. With no items
+// the template is left alone.
 func aggregatePVC(template *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
 	if len(items) == 0 {
 		return template, nil
@@ -80,11 +101,12 @@ func aggregatePVC(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case ok && member.Phase == corev1.ClaimLost:
-			next.Phase = corev1.ClaimLost
-		case (!ok || member.Phase != corev1.ClaimBound) && next.Phase != corev1.ClaimLost:
-			next.Phase = corev1.ClaimPending
+		if !ok || member.Phase == corev1.ClaimBound {
+			continue
+		}
+		next.Phase = member.Phase
+		if member.Phase == corev1.ClaimLost {
+			break
 		}
 	}
 	if apiequality.Semantic.DeepEqual(old, next) {

@@ -22,7 +22,8 @@ type aggCase struct {
 }
 
 // runAggregateCases checks the result's status, that the template is never mutated, that an
-// unchanged status returns the template pointer, and that aggregating again is a no-op.
+// unchanged status returns the template pointer, that the API server would accept the result
+// as a status update of the template, and that aggregating again is a no-op.
 func runAggregateCases(t *testing.T, cases []aggCase) {
 	t.Helper()
 	for _, tt := range cases {
@@ -46,6 +47,9 @@ func runAggregateCases(t *testing.T, cases []aggCase) {
 			}
 			if diff := cmp.Diff(before.Object["spec"], got.Object["spec"]); diff != "" {
 				t.Errorf("AggregateStatus() changed the spec (-before +after):\n%s", diff)
+			}
+			if errs := statusUpdateErrors(t, tt.template, got); len(errs) > 0 {
+				t.Errorf("the API server would reject the aggregated status: %v", errs.ToAggregate())
 			}
 			again, err := AggregateStatus(got, tt.items)
 			if err != nil || again != got {
@@ -284,4 +288,10 @@ func BenchmarkAggregateStatusDeployment10Clusters(b *testing.B) {
 			}
 		}
 	})
+}
+
+// cmpDiffStatus compares the statuses of two objects as JSON.
+func cmpDiffStatus(t *testing.T, a, b *unstructured.Unstructured) string {
+	t.Helper()
+	return cmp.Diff(statusJSON(t, a), statusJSON(t, b))
 }

@@ -5,7 +5,8 @@
 // Each operation matches Karmada's interpreter operation of the same name:
 //
 //   - GetReplicas (InterpretReplica): desired replicas and per-replica scheduling needs;
-//   - ReviseReplica (ReviseReplica): the replicas one member cluster runs;
+//   - ReviseReplica (ReviseReplica): the replicas one member cluster runs; ReviseDividedReplicas
+//     adds a Job's share of spec.completions, as Karmada's binding controller does;
 //   - ReflectStatus (InterpretStatus): the part of a member object's status copied into
 //     Work.status.manifestStatuses[].status;
 //   - InterpretHealth (InterpretHealth): Healthy, Unhealthy or Unknown for a member object;

@@ -15,7 +15,9 @@ import (
 // GetReplicas implements Karmada's InterpretReplica operation for built-in kinds. It returns the
 // desired replica count of obj and the scheduling needs of one replica:
 //   - Deployment, StatefulSet, ReplicaSet: spec.replicas, 1 when unset (the API default);
-//   - Job: spec.parallelism, 1 when unset (the API default);
+//   - Job: spec.parallelism (1 when unset, the API default), capped at spec.completions when that
+//     is set and smaller: a Job with fixed completions never runs more pods at once than it has
+//     completions left, so Karmada schedules min(parallelism, completions) replicas;
 //   - Pod: always 1.
 //
 // The requirements are nil when the pod spec has neither resource requests nor node
@@ -35,7 +37,7 @@ func GetReplicas(obj *unstructured.Unstructured) (replicas int32, req *workv1alp
 		replicas, ok = specInt32(obj, "replicas", 1)
 		spec, ok = podTemplateSpec(obj, ok)
 	case jobKind:
-		replicas, ok = specInt32(obj, "parallelism", 1)
+		replicas, ok = jobReplicas(obj)
 		spec, ok = podTemplateSpec(obj, ok)
 	case podKind:
 		spec = &corev1.PodSpec{}
@@ -48,6 +50,20 @@ func GetReplicas(obj *unstructured.Unstructured) (replicas int32, req *workv1alp
 		return 0, nil, false
 	}
 	return replicas, replicaRequirements(spec, obj.GetNamespace()), true
+}
+
+// jobReplicas is the number of pods a Job runs at once: spec.parallelism, no more than
+// spec.completions. A work-queue Job (completions unset) runs spec.parallelism pods.
+func jobReplicas(obj *unstructured.Unstructured) (int32, bool) {
+	parallelism, ok := specInt32(obj, "parallelism", 1)
+	if !ok {
+		return 0, false
+	}
+	completions, ok := specInt32(obj, "completions", parallelism)
+	if !ok {
+		return 0, false
+	}
+	return min(parallelism, completions), true
 }
 
 // specInt32 reads spec.<field> as an int32, def when absent; ok is false when it is not a
@@ -162,7 +178,7 @@ func requestsDefaultedToLimits(in []corev1.Container) []corev1.Container {
 // replicas replicas in one member cluster. It sets spec.replicas for Deployment, StatefulSet and
 // ReplicaSet, and spec.parallelism for Job. A Job's spec.completions is not touched here: as in
 // Karmada, it is divided among clusters separately (DivideJobCompletions) because the share
-// depends on every cluster's replicas.
+// depends on every cluster's replicas; ReviseDividedReplicas does both.
 //
 // It returns an error wrapping ErrUnsupportedKind for other kinds (Pods included), and an error
 // when replicas is negative or above MaxInt32.
@@ -180,6 +196,37 @@ func ReviseReplica(obj *unstructured.Unstructured, replicas int64) (*unstructure
 		return nil, fmt.Errorf("revising replicas of %s: %w", describe(obj), ErrUnsupportedKind)
 	}
 	return setSpecCount(obj, field, replicas)
+}
+
+// ReviseDividedReplicas returns the copy of obj that member cluster target runs when the
+// binding's replicas are Divided among clusters (the binding's spec.clusters): every field that
+// scales with the replicas gets the cluster's share, as Karmada's binding controller does when
+// it renders a Work.
+//   - Deployment, StatefulSet, ReplicaSet: spec.replicas = target.Replicas;
+//   - Job: spec.parallelism = target.Replicas, and spec.completions (when set) = the cluster's
+//     share from DivideJobCompletions, so that the members together run the template's
+//     completions once and not once per cluster. A work-queue Job (no spec.completions) keeps
+//     it unset.
+//
+// target must be one of clusters. It returns an error wrapping ErrUnsupportedKind for kinds
+// without replicas, and the errors of ReviseReplica and DivideJobCompletions.
+func ReviseDividedReplicas(obj *unstructured.Unstructured, clusters []workv1alpha2.TargetCluster, target workv1alpha2.TargetCluster) (*unstructured.Unstructured, error) {
+	out, err := ReviseReplica(obj, int64(target.Replicas))
+	if err != nil || groupKindOf(obj) != jobKind {
+		return out, err
+	}
+	shares, err := DivideJobCompletions(obj, clusters)
+	if err != nil {
+		return nil, err
+	}
+	for _, share := range shares {
+		if share.Name == target.Name {
+			return setSpecCount(out, "completions", int64(share.Replicas))
+		}
+	}
+	// No completions to divide (work-queue Job, or no cluster with replicas), or target is not
+	// among clusters: nothing to share out.
+	return out, nil
 }
 
 // ReviseJobCompletions returns a copy of a Job with spec.completions set to completions, the

@@ -66,6 +66,27 @@ func TestGetReplicas(t *testing.T) {
 			wantReplicas: 1, wantOK: true,
 		},
 		{
+			name:         "Job: parallelism equal to completions schedules them all",
+			obj:          job("batch").spec(`{"parallelism":10,"completions":10,"template":{"spec":` + nginx + `}}`).obj(),
+			wantReplicas: 10, wantOK: true,
+		},
+		{
+			name:         "Job: parallelism above completions is capped at completions",
+			obj:          job("batch").spec(`{"parallelism":8,"completions":3,"template":{"spec":` + nginx + `}}`).obj(),
+			wantReplicas: 3, wantOK: true,
+		},
+		{
+			name:         "Job: a work-queue Job without completions runs its parallelism",
+			obj:          job("batch").spec(`{"parallelism":8,"template":{"spec":` + nginx + `}}`).obj(),
+			wantReplicas: 8, wantOK: true,
+		},
+		{
+			name:         "Job: zero completions schedule no replicas",
+			obj:          job("batch").spec(`{"parallelism":2,"completions":0,"template":{"spec":` + nginx + `}}`).obj(),
+			wantReplicas: 0, wantOK: true,
+		},
+		{name: "Job: malformed completions are rejected", obj: job("batch").spec(`{"parallelism":2,"completions":"x"}`).obj()},
+		{
 			name:         "Pod: always one replica, requirements from its own spec",
 			obj:          pod("p").spec(`{"containers":[{"name":"c","resources":{"requests":{"cpu":"250m"}}}]}`).obj(),
 			wantReplicas: 1,
@@ -219,6 +240,98 @@ func TestReviseReplica(t *testing.T) {
 		if _, err := ReviseReplica(deploy("web").obj(), n); err == nil {
 			t.Errorf("ReviseReplica(%d) succeeded, want an out-of-range error", n)
 		}
+	}
+}
+
+func TestReviseDividedReplicas(t *testing.T) {
+	tc := func(name string, n int32) workv1alpha2.TargetCluster {
+		return workv1alpha2.TargetCluster{Name: name, Replicas: n}
+	}
+	weighted := []workv1alpha2.TargetCluster{tc("member2", 6), tc("member1", 4)}
+	batch := func() *objBuilder {
+		return job("batch").namespace("t").spec(`{"parallelism":10,"completions":10,
+			"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"w","image":"busybox:1.36"}]}}}`)
+	}
+	tests := []struct {
+		name     string
+		obj      *unstructured.Unstructured
+		clusters []workv1alpha2.TargetCluster
+		target   workv1alpha2.TargetCluster
+		want     map[string]int64 // spec field -> value; a missing field is wanted absent
+		wantErr  error
+	}{
+		{
+			name:     "Job divided 6:4 among member2 and member1: member2 runs 6 of the 10 completions",
+			obj:      batch().obj(),
+			clusters: weighted, target: weighted[0],
+			want: map[string]int64{"parallelism": 6, "completions": 6},
+		},
+		{
+			name:     "Job divided 6:4 among member2 and member1: member1 runs the other 4",
+			obj:      batch().obj(),
+			clusters: weighted, target: weighted[1],
+			want: map[string]int64{"parallelism": 4, "completions": 4},
+		},
+		{
+			name:     "Job with more completions than parallelism: completions follow the replica shares, remainder to the larger share",
+			obj:      job("j").spec(`{"parallelism":3,"completions":7}`).obj(),
+			clusters: []workv1alpha2.TargetCluster{tc("a", 2), tc("b", 1)}, target: tc("a", 2),
+			want: map[string]int64{"parallelism": 2, "completions": 5},
+		},
+		{
+			name:     "work-queue Job: parallelism divided, completions stay unset",
+			obj:      job("j").spec(`{"parallelism":4}`).obj(),
+			clusters: []workv1alpha2.TargetCluster{tc("a", 3), tc("b", 1)}, target: tc("b", 1),
+			want: map[string]int64{"parallelism": 1},
+		},
+		{
+			name:     "Deployment: only spec.replicas scales",
+			obj:      deploy("web").spec(`{"replicas":10}`).obj(),
+			clusters: weighted, target: weighted[1],
+			want: map[string]int64{"replicas": 4},
+		},
+		{
+			name:     "StatefulSet: spec.replicas",
+			obj:      statefulSet("db").spec(`{"replicas":10}`).obj(),
+			clusters: weighted, target: weighted[0],
+			want: map[string]int64{"replicas": 6},
+		},
+		{
+			name:     "ReplicaSet: spec.replicas",
+			obj:      replicaSet("rs").spec(`{"replicas":10}`).obj(),
+			clusters: weighted, target: weighted[0],
+			want: map[string]int64{"replicas": 6},
+		},
+		{
+			name:     "Pod has nothing to divide",
+			obj:      pod("p").obj(),
+			clusters: weighted, target: weighted[0],
+			wantErr: ErrUnsupportedKind,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := tt.obj.DeepCopy()
+			got, err := ReviseDividedReplicas(tt.obj, tt.clusters, tt.target)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("ReviseDividedReplicas() error = %v, want %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(before, tt.obj); diff != "" {
+				t.Errorf("ReviseDividedReplicas() mutated its input (-before +after):\n%s", diff)
+			}
+			if tt.wantErr != nil {
+				return
+			}
+			gotFields := map[string]int64{}
+			for _, f := range []string{"replicas", "parallelism", "completions"} {
+				if v, found, _ := unstructured.NestedInt64(got.Object, "spec", f); found {
+					gotFields[f] = v
+				}
+			}
+			if diff := cmp.Diff(tt.want, gotFields); diff != "" {
+				t.Errorf("ReviseDividedReplicas() spec mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

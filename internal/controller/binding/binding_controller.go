@@ -490,7 +490,8 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 
 // Render turns the template into the manifest for one target cluster:
 // server-set metadata and status stripped, member-owned fields pruned,
-// replicas revised for Divided placement, override applied (nil for none),
+// replicas (and a Job's completions) revised for Divided placement,
+// override applied (nil for none),
 // and then, so no override can remove them, Karmada's managed labels and
 // annotations added: work name, template generation, resolved conflict
 // resolution, and the lists of label and annotation keys the manifest sets
@@ -500,7 +501,7 @@ func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.Ta
 	m := tmpl.DeepCopy()
 	interpreter.Prune(m)
 	if divided(spec.Placement) && spec.Replicas > 0 {
-		revised, err := interpreter.ReviseReplica(m, int64(tc.Replicas))
+		revised, err := interpreter.ReviseDividedReplicas(m, spec.Clusters, tc)
 		if err == nil {
 			m = revised
 		}
