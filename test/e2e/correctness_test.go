@@ -215,6 +215,70 @@ spec:
 		s.waitFor(t, "True", "", "rb", "app-configmap", "-n", "t4", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
 	})
 
+	t.Run("a Divided Job divides parallelism and completions", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "t6")
+		s.mustApply(t, "", `apiVersion: batch/v1
+kind: Job
+metadata: {name: batch, namespace: t6}
+spec:
+  parallelism: 10
+  completions: 10
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: w, image: busybox:1.36}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: batch, namespace: t6}
+spec:
+  resourceSelectors: [{apiVersion: batch/v1, kind: Job, name: batch}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [member2]}, weight: 6}
+        - {targetCluster: {clusterNames: [member1]}, weight: 4}
+`)
+		s.waitFor(t, "6/6", "member2", "job", "batch", "-n", "t6", "-o", "jsonpath={.spec.parallelism}/{.spec.completions}")
+		s.waitFor(t, "4/4", "member1", "job", "batch", "-n", "t6", "-o", "jsonpath={.spec.parallelism}/{.spec.completions}")
+	})
+
+	t.Run("a LoadBalancer Service aggregates its members' ingress as Karmada does", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "t7")
+		s.mustApply(t, "", `apiVersion: v1
+kind: Service
+metadata: {name: lb, namespace: t7}
+spec:
+  type: LoadBalancer
+  selector: {app: lb}
+  ports: [{port: 80}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: lb, namespace: t7}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Service, name: lb}]
+  placement: {clusterAffinity: {clusterNames: [member1, member2]}}
+`)
+		setIngress := func(member, ip string) {
+			s.waitFor(t, "lb", member, "service", "lb", "-n", "t7", "-o", "jsonpath={.metadata.name}")
+			s.kubectl(member, "-n", "t7", "patch", "service", "lb", "--subresource=status", "--type=merge",
+				"-p", `{"status":{"loadBalancer":{"ingress":[{"ip":"`+ip+`"}]}}}`)
+		}
+		setIngress("member1", "192.0.2.20")
+		setIngress("member2", "192.0.2.10")
+		s.waitFor(t, "192.0.2.10 192.0.2.20", "", "service", "lb", "-n", "t7", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
+		if h := s.get("", "service", "lb", "-n", "t7", "-o", "jsonpath={.status.loadBalancer.ingress[*].hostname}"); h != "" {
+			t.Errorf("the template's ingress carries hostnames %q; Karmada lists the members' entries as they are", h)
+		}
+		setIngress("member2", "192.0.2.20")
+		s.waitFor(t, "192.0.2.20", "", "service", "lb", "-n", "t7", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
+	})
+
 	t.Run("a deleted cluster leaves every binding", func(t *testing.T) {
 		s.kubectl("", "create", "namespace", "t5")
 		s.mustApply(t, "", `apiVersion: v1
