@@ -360,7 +360,7 @@ func (h *harness) steady(name string, count int, rate float64) []time.Duration {
 }
 
 // printOutliers prints the five slowest Deployments with each step's time
-// (BENCH_DEBUG), to tell a slow step from a queue.
+// (BENCH_DEBUG), to tell a slow step from a statusgate.
 func (h *harness) printOutliers(names []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

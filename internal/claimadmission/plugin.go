@@ -37,8 +37,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/template"
 )
 
 // PluginName is the name to enable with kube-apiserver's
@@ -148,7 +148,7 @@ func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.Ob
 	}
 	ns := a.GetNamespace()
 	if ns == "" ||
-		detector.SkipNamespace(ns) || !detector.IsTemplateResource(a.GetResource()) {
+		template.SkipNamespace(ns) || !template.IsTemplateResource(a.GetResource()) {
 		return nil
 	}
 	obj, err := meta.Accessor(a.GetObject())

@@ -23,18 +23,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/flotilla-io/flotilla/internal/controller/binding"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
-	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/status"
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // Controller names accepted by Options.Controllers.
@@ -143,12 +144,12 @@ func Run(ctx context.Context, o Options) error {
 	members := &membercluster.Registry{Reader: c}
 	det := detector.New(c, mgr.GetCache(), dyn, disc)
 	// Propagation first: status reports wait while templates are being
-	// propagated (see queue.Gate).
-	gate := queue.NewGate(queue.StatusQuiet, queue.StatusMaxDefer)
+	// propagated (see statusgate.Gate).
+	gate := statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
 	det.Gate = gate
 	// Karmada's success and failure events, on transitions; success events
 	// give way to propagation like status reports do.
-	outcomes := &eventrecord.Recorder{Events: recorder, Busy: gate.Busy, MaxDefer: queue.StatusMaxDefer}
+	outcomes := &eventrecord.Recorder{Events: recorder, Busy: gate.Busy, MaxDefer: statusgate.StatusMaxDefer}
 	det.Events = outcomes
 	type setup interface{ SetupWithManager(ctrl.Manager) error }
 	var setups []setup
@@ -168,8 +169,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	exec := &execution.Reconciler{Client: c, Members: members, Events: outcomes, Gate: gate}
 	if on["binding"] {
-		rb := &binding.Reconciler{Client: c, Templates: det, Gate: gate, Events: outcomes}
-		crb := &binding.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Events: outcomes}
+		rb := &bindingcontroller.Reconciler{Client: c, Templates: det, Gate: gate, Events: outcomes}
+		crb := &bindingcontroller.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Events: outcomes}
 		if on["execution"] {
 			// New Works are applied by the binding controller's own
 			// goroutine, a watch delivery sooner.

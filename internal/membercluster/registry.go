@@ -59,7 +59,7 @@ type Registry struct {
 	Reader client.Reader
 	// OnManagedObjectChange is called for every add, update or delete of a
 	// managed object in any member, with the member name and the object.
-	OnManagedObjectChange func(cluster string, obj metav1.Object)
+	OnManagedObjectChange func(cluster string, gvr schema.GroupVersionResource, obj metav1.Object)
 
 	mu      sync.Mutex
 	members map[string]*Member
@@ -199,7 +199,7 @@ func (r *Registry) Watch(m *Member, gvr schema.GroupVersionResource) cache.Share
 			obj = d.Obj
 		}
 		if o, ok := obj.(metav1.Object); ok {
-			r.OnManagedObjectChange(m.Name, o)
+			r.OnManagedObjectChange(m.Name, gvr, o)
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -28,9 +28,11 @@ import (
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/queue"
+	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
+	"github.com/flotilla-io/flotilla/internal/template"
 )
 
 // templateKey identifies one resource template.
@@ -63,8 +65,8 @@ type Detector struct {
 	// is created (the in-process scheduler's scheduling.Preschedule).
 	Preschedule func(ctx context.Context, c client.Reader, b client.Object) error
 	// Gate, if set, is touched by every claim and binding write, so status
-	// reports give way to them (see queue.Gate).
-	Gate *queue.Gate
+	// reports give way to them (see statusgate.Gate).
+	Gate *statusgate.Gate
 	// Events, if set, gets Karmada's ApplyPolicySucceed and
 	// ApplyPolicyFailed events on templates when the outcome changes.
 	Events *eventrecord.Recorder
@@ -100,7 +102,7 @@ func (d *Detector) NeedLeaderElection() bool { return true }
 func (d *Detector) Start(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("detector")
 	ctx = klog.NewContext(ctx, logger)
-	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(queue.RateLimiter[templateKey](),
+	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(reconcilequeue.RateLimiter[templateKey](),
 		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
 	defer d.queue.ShutDown()
 	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)
@@ -135,42 +137,6 @@ func (d *Detector) Start(ctx context.Context) error {
 	}
 }
 
-// skippedGroups are API groups whose objects are never resource templates:
-// Karmada's own APIs, and machinery of the control plane itself.
-var skippedGroups = map[string]bool{
-	"cluster.karmada.io": true, "policy.karmada.io": true, "work.karmada.io": true,
-	"config.karmada.io": true, "autoscaling.karmada.io": true, "networking.karmada.io": true,
-	"apps.karmada.io": true, "remedy.karmada.io": true, "search.karmada.io": true,
-	"coordination.k8s.io": true, "events.k8s.io": true, "discovery.k8s.io": true,
-	"flowcontrol.apiserver.k8s.io": true, "apiregistration.k8s.io": true,
-	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
-	"internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,
-}
-
-// skippedCoreResources are core resources that are never templates;
-// namespaces follow members through the namespace controller instead.
-var skippedCoreResources = map[string]bool{
-	"events": true, "nodes": true, "namespaces": true, "endpoints": true,
-	"componentstatuses": true, "bindings": true,
-}
-
-// IsTemplateResource reports whether objects of resource gvr are resource
-// templates the detector watches (kinds of skipped groups and core kinds such
-// as events and nodes are not).
-func IsTemplateResource(gvr schema.GroupVersionResource) bool {
-	return !skippedGroups[gvr.Group] && !(gvr.Group == "" && skippedCoreResources[gvr.Resource])
-}
-
-// SkipNamespace reports whether templates in ns are ignored, as in Karmada:
-// the control plane's own namespaces and the execution namespaces.
-func SkipNamespace(ns string) bool {
-	switch ns {
-	case "karmada-system", "karmada-cluster", "kube-system", "kube-public", "kube-node-lease":
-		return true
-	}
-	return strings.HasPrefix(ns, "karmada-es-")
-}
-
 // discover starts an informer for every listable, watchable, creatable
 // resource the control plane serves that is not skipped.
 func (d *Detector) discover(ctx context.Context) error {
@@ -178,17 +144,17 @@ func (d *Detector) discover(ctx context.Context) error {
 	started := false
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil || skippedGroups[gv.Group] {
+		if err != nil || !template.IsTemplateResource(gv.WithResource("")) {
 			continue
 		}
 		for _, r := range l.APIResources {
 			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch", "create", "update") {
 				continue
 			}
-			if gv.Group == "" && skippedCoreResources[r.Name] {
+			gvr := gv.WithResource(r.Name)
+			if !template.IsTemplateResource(gvr) {
 				continue
 			}
-			gvr := gv.WithResource(r.Name)
 			gvk := gv.WithKind(r.Kind)
 			d.mu.Lock()
 			if _, ok := d.watching[gvr]; ok {
@@ -231,13 +197,17 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.Sh
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		if o, ok := obj.(metav1.Object); ok && !SkipNamespace(o.GetNamespace()) {
+		if o, ok := obj.(metav1.Object); ok && !template.SkipNamespace(o.GetNamespace()) {
 			d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
+		AddFunc: func(obj any) {
+			d.settle(gvr, obj)
+			enqueue(obj)
+		},
 		UpdateFunc: func(oldObj, newObj any) {
+			d.settle(gvr, newObj)
 			if statusOnlyChange(oldObj, newObj) {
 				return
 			}
@@ -389,7 +359,7 @@ func (d *Detector) enqueueForPolicy(obj any) {
 		w := d.watching[gvr]
 		for _, item := range w.informer.GetStore().List() {
 			o := item.(metav1.Object)
-			if (ns != "" && o.GetNamespace() != ns) || SkipNamespace(o.GetNamespace()) {
+			if (ns != "" && o.GetNamespace() != ns) || template.SkipNamespace(o.GetNamespace()) {
 				continue
 			}
 			d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
@@ -433,17 +403,51 @@ func (d *Detector) template(key templateKey) (*unstructured.Unstructured, *watch
 	}
 	obj := item.(*unstructured.Unstructured)
 	if v, ok := d.claimed.Load(key); ok {
-		if fresh := v.(*unstructured.Unstructured); bindingctrl.OlderThan(obj.GetResourceVersion(), fresh.GetResourceVersion()) {
+		fresh := v.(*unstructured.Unstructured)
+		if obj.GetUID() == fresh.GetUID() && !sameClaim(obj, fresh) {
+			// The informer has not delivered the claim yet.
 			return fresh, w, true
 		}
-		d.claimed.CompareAndDelete(key, v) // the informer has caught up
+		// The informer has the claim (this version or a later one), or
+		// the template was re-created: the cache is authoritative again.
+		d.claimed.CompareAndDelete(key, v)
 	}
 	return obj, w, true
 }
 
+// sameClaim reports whether two versions of a template carry the same claim
+// labels and annotations.
+func sameClaim(a, b *unstructured.Unstructured) bool {
+	for _, k := range claimLabelKeys {
+		if a.GetLabels()[k] != b.GetLabels()[k] {
+			return false
+		}
+	}
+	for _, k := range claimAnnotationKeys {
+		if a.GetAnnotations()[k] != b.GetAnnotations()[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// settle drops the claimed copy of a template once the informer delivers
+// that very version (its resourceVersion, compared for equality only:
+// resource versions are opaque).
+func (d *Detector) settle(gvr schema.GroupVersionResource, obj any) {
+	o, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key := templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()}
+	if v, ok := d.claimed.Load(key); ok && v.(*unstructured.Unstructured).GetResourceVersion() == o.GetResourceVersion() {
+		d.claimed.CompareAndDelete(key, v)
+	}
+}
+
 // ErrTemplatesLoading means the detector has not loaded a kind's templates
 // yet (just started, or a CRD just appeared); retry shortly.
-var ErrTemplatesLoading = bindingctrl.ErrTemplatesLoading
+var ErrTemplatesLoading = binding.ErrTemplatesLoading
 
 // Template returns a resource template from the detector's informers (the
 // one cache of templates in the process). Errors: the kind is not watched

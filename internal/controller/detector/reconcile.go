@@ -24,10 +24,10 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/template"
 )
 
 // claimKeys are every label and annotation a claim may leave on a template.
@@ -49,7 +49,7 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 		// deleting it here makes removal from members immediate.
 		return d.deleteBinding(ctx, key, w)
 	}
-	if !ok || obj.GetDeletionTimestamp() != nil || SkipNamespace(obj.GetNamespace()) {
+	if !ok || obj.GetDeletionTimestamp() != nil || template.SkipNamespace(obj.GetNamespace()) {
 		return nil
 	}
 	if obj.GetKind() == "" {
@@ -347,7 +347,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	if notFound {
 		// Born with the binding controller's finalizer, and scheduled when
 		// the scheduler runs in this process: fewer writes and hops.
-		controllerutil.AddFinalizer(b, bindingctrl.Finalizer)
+		controllerutil.AddFinalizer(b, binding.Finalizer)
 		if d.Preschedule != nil {
 			if err := d.Preschedule(ctx, d.Client, b); err != nil {
 				return err

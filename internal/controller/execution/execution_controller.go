@@ -44,16 +44,16 @@ import (
 	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // Finalizer holds a Work until its objects are removed from the member.
-const Finalizer = bindingctrl.ExecutionFinalizer
+const Finalizer = binding.ExecutionFinalizer
 
 // Condition reasons of the Work's Applied condition, as in Karmada.
 const (
@@ -84,9 +84,9 @@ type Reconciler struct {
 	// changes.
 	Events *eventrecord.Recorder
 	// Gate, if set, is touched by every member write and defers successful
-	// status reports while propagation is busy (see queue.Gate).
-	Gate   *queue.Gate
-	wakeup queue.Wakeup
+	// status reports while propagation is busy (see statusgate.Gate).
+	Gate   *statusgate.Gate
+	wakeup statusgate.Wakeup
 
 	slots   chan struct{} // bounds concurrent Handoffs
 	locks   sync.Map      // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
@@ -121,7 +121,7 @@ func (r *Reconciler) lock(key types.NamespacedName) func() {
 }
 
 // HandoffSlots bounds how many Handoffs run at once; beyond it, new Works
-// take the ordinary path through the watch and the queue.
+// take the ordinary path through the watch and the statusgate.
 const HandoffSlots = 16
 
 // Handoff applies the manifests of a Work the binding controller has just
@@ -164,17 +164,15 @@ func (r *Reconciler) handoffNow(ctx context.Context, w *workv1alpha1.Work) {
 	}
 }
 
-// ReportKey identifies a Work's status report in the Gate.
-func ReportKey(namespace, name string) string { return "work/" + namespace + "/" + name }
-
 // SetupWithManager registers the controller and hooks the member informers.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.MemberChanges == nil {
 		r.MemberChanges = make(chan event.GenericEvent, 4096)
 	}
-	r.wakeup = queue.NewWakeup()
+	r.wakeup = statusgate.NewWakeup()
 	r.slots = make(chan struct{}, HandoffSlots)
-	r.Members.OnManagedObjectChange = func(_ string, o metav1.Object) {
+	r.Members.OnManagedObjectChange = func(cluster string, gvr schema.GroupVersionResource, o metav1.Object) {
+		r.settle(cluster+"/"+gvr.String()+"/"+objectKey(o), o.GetUID())
 		a := o.GetAnnotations()
 		ns, name := a[binding.WorkNamespaceAnnotation], a[binding.WorkNameAnnotation]
 		if ns == "" || name == "" {
@@ -197,7 +195,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 		})).
 		WatchesRawSource(r.wakeup.Source()).
-		WithOptions(queue.Options(16)).
+		WithOptions(reconcilequeue.Options(16)).
 		Complete(r)
 }
 
@@ -363,7 +361,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		if applyErr == nil {
 			key := &workv1alpha1.Work{}
 			key.Namespace, key.Name = w.Namespace, w.Name
-			if r.Gate.Park(ReportKey(w.Namespace, w.Name), r.wakeup.Release(key)) {
+			if r.Gate.Park(statusgate.WorkReportKey(w.Namespace, w.Name), r.wakeup.Release(key)) {
 				// Propagation is busy: report once it pauses (failures
 				// are reported at once).
 				return ctrl.Result{}, nil
@@ -417,7 +415,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		switch {
 		case err == nil:
 			isNew = true
-			r.fresh.Store(freshKey(m.Name, mapping.Resource, desired), result)
+			r.remember(informer, freshKey(m.Name, mapping.Resource, desired), result)
 		case apierrors.IsAlreadyExists(err):
 			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
 		case permanent(err):
@@ -495,18 +493,14 @@ func updateRetaining(ctx context.Context, rc dynamic.ResourceInterface, desired,
 // read. Before the informer has synced every read is live.
 //
 // An object this controller created moments ago (fresh, under freshKey) may
-// not be in the informer yet: until the informer has caught up with its
-// creation, the created object stands in, so the Work's next reconcile does
-// not create it again. From then on the informer is authoritative, deletion
-// included.
+// not be in the informer yet: until the informer delivers any event of that
+// object (the same uid: its creation, or a later change or deletion), the
+// created object stands in, so the Work's next reconcile does not create it
+// again. From then on the informer is authoritative, deletion included.
 func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInformer, rc dynamic.ResourceInterface, desired *unstructured.Unstructured, freshKey string) (*unstructured.Unstructured, error) {
 	if informer.HasSynced() {
 		if v, recent := r.fresh.Load(freshKey); recent {
-			created := v.(*unstructured.Unstructured)
-			if bindingctrl.OlderThan(informer.LastSyncResourceVersion(), created.GetResourceVersion()) {
-				return created, nil
-			}
-			r.fresh.CompareAndDelete(freshKey, v)
+			return v.(*unstructured.Unstructured), nil
 		}
 		item, ok, err := informer.GetStore().GetByKey(key(desired))
 		if err == nil && ok {
@@ -517,6 +511,35 @@ func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInfo
 		}
 	}
 	return rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+}
+
+// remember keeps an object just created as its stand-in until the informer
+// delivers it (see current and settle). The informer's store is updated
+// before its handlers run, so an event that came before the stand-in was
+// stored is caught by looking at the store once it is.
+func (r *Reconciler) remember(informer cache.SharedIndexInformer, key string, created *unstructured.Unstructured) {
+	r.fresh.Store(key, created)
+	if item, ok, err := informer.GetStore().GetByKey(objectKey(created)); err == nil && ok {
+		if o, isObj := item.(metav1.Object); isObj {
+			r.settle(key, o.GetUID())
+		}
+	}
+}
+
+// settle drops the stand-in under key once the informer has an event of the
+// same object (uids are compared; resource versions are opaque and are not).
+func (r *Reconciler) settle(key string, uid types.UID) {
+	if v, ok := r.fresh.Load(key); ok && v.(*unstructured.Unstructured).GetUID() == uid {
+		r.fresh.CompareAndDelete(key, v)
+	}
+}
+
+// objectKey is an object's informer store key: namespace/name, or name.
+func objectKey(o metav1.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
 }
 
 // freshKey identifies a member object across clusters and kinds.

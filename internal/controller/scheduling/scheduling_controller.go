@@ -7,7 +7,6 @@ package scheduling
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,22 +29,11 @@ import (
 	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/scheduler"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
-
-// DefaultSchedulerName is the schedulerName Flotilla's scheduler serves,
-// Karmada's default.
-const DefaultSchedulerName = "default-scheduler"
-
-// Condition reason for a successful decision, as in Karmada.
-const ReasonSuccess = "Success"
-
-// AppliedPlacementAnnotation records, on a binding, the placement its
-// spec.clusters were computed from (Karmada's annotation), written in the
-// same patch as spec.clusters.
-const AppliedPlacementAnnotation = "policy.karmada.io/applied-placement"
 
 // Reconciler schedules bindings of one kind (namespaced or cluster-scoped).
 type Reconciler struct {
@@ -56,8 +44,8 @@ type Reconciler struct {
 	// ScheduleBindingFailed events on the binding and its template when the
 	// outcome changes.
 	Events *eventrecord.Recorder
-	// Gate, if set, is touched by every placement write (see queue.Gate).
-	Gate *queue.Gate
+	// Gate, if set, is touched by every placement write (see statusgate.Gate).
+	Gate *statusgate.Gate
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -83,7 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				r.enqueueAll(ctx, q)
 			},
 		}).
-		WithOptions(queue.Options(4)).
+		WithOptions(reconcilequeue.Options(4)).
 		Complete(r)
 }
 
@@ -129,26 +117,26 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	spec, status := binding.Spec(b), binding.Status(b)
-	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
+	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
 		return ctrl.Result{}, nil
 	}
 	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
 		return ctrl.Result{}, nil
 	}
-	placement := appliedPlacement(spec)
+	placement := binding.AppliedPlacement(spec)
 	in := scheduler.Input{
 		Clusters: live(clusters.Items),
 		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
 		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
 		ObservedAffinityName: status.SchedulerObservedAffinityName,
 	}
-	if b.GetAnnotations()[AppliedPlacementAnnotation] != placement {
+	if b.GetAnnotations()[binding.AppliedPlacementAnnotation] != placement {
 		// A changed placement is scheduled afresh; only a changed world
 		// (clusters, replicas) is scheduled incrementally.
 		in.Previous, in.ObservedAffinityName = nil, ""
 	}
 	decision, schedErr := scheduler.Decide(in)
-	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess,
+	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: binding.ReasonScheduled,
 		Message: "Binding has been scheduled successfully."}
 	var noFit *scheduler.NoClusterFitError
 	switch {
@@ -160,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		cond = metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse,
 			Reason: scheduler.ConditionReason(schedErr), Message: schedErr.Error()}
 	}
-	if (schedErr == nil || noFit != nil) && (!equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[AppliedPlacementAnnotation] != placement) {
+	if (schedErr == nil || noFit != nil) && (!equality.Semantic.DeepEqual(decision.Clusters, spec.Clusters) || b.GetAnnotations()[binding.AppliedPlacementAnnotation] != placement) {
 		patch := client.MergeFrom(b.DeepCopyObject().(client.Object))
 		recordDecision(b, decision.Clusters, placement)
 		done := r.Gate.Write()
@@ -172,7 +160,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.FromContext(ctx).V(1).Info("scheduled", "binding", klog.KObj(b), "clusters", targetNames(decision.Clusters), "reason", cond.Reason)
 	}
 	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, binding.TemplateRef(spec))
-	if schedErr == nil && BornScheduled(b) {
+	if schedErr == nil && binding.BornScheduled(b) {
 		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
 			// The status controller's first write carries the Scheduled
 			// condition of a binding born scheduled (one status write
@@ -237,7 +225,7 @@ func targetNames(tcs []workv1alpha2.TargetCluster) []string {
 // the default scheduler, and only when it runs in this process.
 func Preschedule(ctx context.Context, c client.Reader, b client.Object) error {
 	spec := binding.Spec(b)
-	if spec.SchedulerName != "" && spec.SchedulerName != DefaultSchedulerName {
+	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
 		return nil
 	}
 	live, err := liveClusters(ctx, c)
@@ -249,7 +237,7 @@ func Preschedule(ctx context.Context, c client.Reader, b client.Object) error {
 	if err != nil {
 		return nil
 	}
-	recordDecision(b, decision.Clusters, appliedPlacement(spec))
+	recordDecision(b, decision.Clusters, binding.AppliedPlacement(spec))
 	return nil
 }
 
@@ -274,13 +262,6 @@ func live(clusters []clusterv1alpha1.Cluster) []*clusterv1alpha1.Cluster {
 	return out
 }
 
-// appliedPlacement is the binding's placement as AppliedPlacementAnnotation
-// records it (JSON).
-func appliedPlacement(spec *workv1alpha2.ResourceBindingSpec) string {
-	data, _ := json.Marshal(spec.Placement) // a typed struct always marshals
-	return string(data)
-}
-
 // recordDecision sets spec.clusters and the placement they were computed
 // from, which are written together.
 func recordDecision(b client.Object, clusters []workv1alpha2.TargetCluster, placement string) {
@@ -289,7 +270,7 @@ func recordDecision(b client.Object, clusters []workv1alpha2.TargetCluster, plac
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[AppliedPlacementAnnotation] = placement
+	ann[binding.AppliedPlacementAnnotation] = placement
 	b.SetAnnotations(ann)
 }
 
@@ -314,7 +295,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 		return nil
 	}
 	if ok {
-		SetScheduled(status, b.GetGeneration(), affinity)
+		binding.SetScheduled(status, b.GetGeneration(), affinity)
 	} else {
 		meta.SetStatusCondition(&status.Conditions, cond)
 	}
@@ -324,32 +305,5 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 // BornScheduledGrace is how long the scheduler leaves the Scheduled
 // condition of a binding born scheduled to the status controller.
 // It outlasts the longest the status controller may defer its first write
-// while propagation is busy (queue.StatusMaxDefer).
-var BornScheduledGrace = queue.StatusMaxDefer + 10*time.Second
-
-// BornScheduled reports a binding that Preschedule scheduled at creation,
-// unchanged since (generation 1, placement as applied, a single cluster
-// affinity) and whose Scheduled condition is not written yet. Its
-// scheduling outcome is known (success), so whichever status write comes
-// first records it with SetScheduled.
-func BornScheduled(b client.Object) bool {
-	spec, status := binding.Spec(b), binding.Status(b)
-	if b.GetGeneration() != 1 || len(spec.Clusters) == 0 || spec.Placement == nil || len(spec.Placement.ClusterAffinities) > 0 ||
-		meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled) != nil {
-		return false
-	}
-	return b.GetAnnotations()[AppliedPlacementAnnotation] == appliedPlacement(spec)
-}
-
-// SetScheduled records a successful scheduling decision in a binding's
-// status, as Karmada's scheduler does: the Scheduled condition (True,
-// reason Success), schedulerObservedGeneration, lastScheduledTime, and the
-// chosen cluster affinity's name ("" for a single clusterAffinity).
-func SetScheduled(status *workv1alpha2.ResourceBindingStatus, generation int64, affinity string) {
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue,
-		Reason: ReasonSuccess, Message: "Binding has been scheduled successfully.", ObservedGeneration: generation})
-	status.SchedulerObservedGeneration = generation
-	status.SchedulerObservedAffinityName = affinity
-	now := metav1.Now()
-	status.LastScheduledTime = &now
-}
+// while propagation is busy (statusgate.StatusMaxDefer).
+var BornScheduledGrace = statusgate.StatusMaxDefer + 10*time.Second

@@ -36,12 +36,11 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	bindingctrl "github.com/flotilla-io/flotilla/internal/controller/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/execution"
-	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // Reasons of the FullyApplied condition, as in Karmada.
@@ -81,7 +80,7 @@ func coalesce(delay time.Duration, mapFn func(client.Object) []ctrl.Request) han
 type Reconciler struct {
 	Client    client.Client
 	Dynamic   dynamic.Interface
-	Templates bindingctrl.TemplateGetter
+	Templates binding.TemplateGetter
 	// Resources maps a template's kind to its resource, for status writes.
 	Resources func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
 	// Events, if set, gets Karmada's AggregateStatusSucceed and
@@ -90,9 +89,9 @@ type Reconciler struct {
 	Events        *eventrecord.Recorder
 	ClusterScoped bool
 	// Gate, if set, defers the binding and template status writes while
-	// propagation is busy (see queue.Gate).
-	Gate   *queue.Gate
-	wakeup queue.Wakeup
+	// propagation is busy (see statusgate.Gate).
+	Gate   *statusgate.Gate
+	wakeup statusgate.Wakeup
 	// rejected holds, per binding key, the template status the API server
 	// refused as invalid, so the same bad value is not written again; a
 	// different value (the members moved on, or the template did) is tried.
@@ -105,14 +104,14 @@ func (r *Reconciler) newBinding() client.Object {
 
 // SetupWithManager registers the controller; every Work change re-aggregates its binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.wakeup = queue.NewWakeup()
+	r.wakeup = statusgate.NewWakeup()
 	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("status")).
 		For(r.newBinding()).
 		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
-			return bindingctrl.WorkOwner(o, r.ClusterScoped)
+			return binding.WorkOwner(o, r.ClusterScoped)
 		})).
 		WatchesRawSource(r.wakeup.Source()).
-		WithOptions(queue.Options(8)).
+		WithOptions(reconcilequeue.Options(8)).
 		Complete(r)
 }
 
@@ -127,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	id := b.GetLabels()[binding.IDLabel(b)]
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingFields{bindingctrl.WorkBindingIndex: id}); err != nil {
+	if err := r.Client.List(ctx, works, client.MatchingFields{binding.WorkBindingIndex: id}); err != nil {
 		return ctrl.Result{}, err
 	}
 	byCluster := map[string]*workv1alpha1.Work{}
@@ -147,15 +146,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	items, cond := Aggregate(spec.Clusters, byCluster)
 	cond.ObservedGeneration = b.GetGeneration()
 	newStatus := status.DeepCopy()
-	if scheduling.BornScheduled(b) {
+	if binding.BornScheduled(b) {
 		// One write instead of two: the scheduler leaves this to us.
-		scheduling.SetScheduled(newStatus, b.GetGeneration(), "")
+		binding.SetScheduled(newStatus, b.GetGeneration(), "")
 	}
 	newStatus.AggregatedStatus = items
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	changed := !equality.Semantic.DeepEqual(newStatus, status)
 	tmplStatus, err := r.templateStatus(spec, items)
-	if errors.Is(err, bindingctrl.ErrTemplatesLoading) {
+	if errors.Is(err, binding.ErrTemplatesLoading) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	} else if err != nil {
 		return ctrl.Result{}, err
@@ -220,14 +219,14 @@ var ReportGrace = 3 * time.Second
 // unreported returns how long to wait for target clusters whose Work has
 // not reported Applied yet and is younger than ReportGrace, or whose report
 // the gate holds back; 0 when none.
-func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work, gate *queue.Gate, now time.Time) time.Duration {
+func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work, gate *statusgate.Gate, now time.Time) time.Duration {
 	var wait time.Duration
 	for _, tc := range targets {
 		w := works[tc.Name]
 		if w != nil && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) != nil {
 			continue
 		}
-		if w != nil && gate.Pending(execution.ReportKey(w.Namespace, w.Name)) {
+		if w != nil && gate.Pending(statusgate.WorkReportKey(w.Namespace, w.Name)) {
 			// Its report comes once propagation pauses, and wakes this
 			// binding; the wait is only a safety net.
 			wait = max(wait, ReportGrace)

@@ -1,9 +1,9 @@
-// Package binding implements the binding controller: for every scheduled
+// Package bindingcontroller implements the binding controller: for every scheduled
 // ResourceBinding or ClusterResourceBinding it renders the resource template
 // into one Work per target cluster, in that cluster's execution namespace
 // karmada-es-<cluster>, and removes the Works of clusters no longer
 // targeted. Deleting a binding deletes its Works first (finalizer).
-package binding
+package bindingcontroller
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,39 +31,22 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/queue"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
-
-// Finalizer holds a binding until its Works are deleted.
-const Finalizer = "karmada.io/binding-controller"
-
-// ExecutionFinalizer is the execution controller's finalizer (see package
-// execution), set on Works at creation.
-const ExecutionFinalizer = "karmada.io/execution-controller"
-
-// ErrTemplatesLoading, wrapped by a TemplateGetter, means the templates of a
-// kind are not loaded yet; callers retry shortly without reporting an error.
-var ErrTemplatesLoading = errors.New("templates are still loading")
-
-// TemplateGetter reads resource templates, normally from the detector's
-// informers, so templates are cached once per process.
-type TemplateGetter interface {
-	// Template returns the template, or found=false if it does not exist.
-	Template(gvk schema.GroupVersionKind, namespace, name string) (obj *unstructured.Unstructured, found bool, err error)
-}
 
 // Reconciler is the binding controller for one binding kind.
 type Reconciler struct {
 	Client        client.Client
-	Templates     TemplateGetter
+	Templates     binding.TemplateGetter
 	ClusterScoped bool
-	// Gate, if set, is touched by every Work write (see queue.Gate).
-	Gate *queue.Gate
+	// Gate, if set, is touched by every Work write (see statusgate.Gate).
+	Gate *statusgate.Gate
 	// Events, if set, gets Karmada's SyncWorkSucceed and SyncWorkFailed
 	// events on the binding and its template when the outcome changes.
 	Events *eventrecord.Recorder
@@ -89,7 +71,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("binding")).
 		For(r.newBinding(), builder.WithPredicates(specOrMetadata)).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
-			return WorkOwner(o, r.ClusterScoped)
+			return binding.WorkOwner(o, r.ClusterScoped)
 		}), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false }, // written by this controller
 			UpdateFunc: func(e event.UpdateEvent) bool { return specOrMetadata.Update(e) },
@@ -102,7 +84,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// back changes which Works can exist.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn),
 			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		WithOptions(queue.Options(8)).
+		WithOptions(reconcilequeue.Options(8)).
 		Complete(r)
 }
 
@@ -120,21 +102,6 @@ func (r *Reconciler) bindingsIn(ctx context.Context, policy client.Object) []ctr
 	return reqs
 }
 
-// WorkOwner maps a Work to the request of its binding of the given kind, if any.
-func WorkOwner(w client.Object, clusterScoped bool) []ctrl.Request {
-	a := w.GetAnnotations()
-	if clusterScoped {
-		if n := a[binding.ClusterNameAnnotation]; n != "" {
-			return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: n}}}
-		}
-		return nil
-	}
-	if n, ns := a[binding.NameAnnotation], a[binding.NamespaceAnnotation]; n != "" && ns != "" {
-		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: n}}}
-	}
-	return nil
-}
-
 // Reconcile converges the Works of one binding.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := r.newBinding()
@@ -148,27 +115,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if id == "" {
 		return ctrl.Result{}, nil // the detector sets the id on creation
 	}
-	if controllerutil.AddFinalizer(b, Finalizer) {
+	if controllerutil.AddFinalizer(b, binding.Finalizer) {
 		if err := r.Client.Update(ctx, b); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to binding %s: %w", req, err)
 		}
 	}
 	spec := binding.Spec(b)
 	tmpl, found, err := r.Templates.Template(binding.ResourceGVK(spec), spec.Resource.Namespace, spec.Resource.Name)
-	if errors.Is(err, ErrTemplatesLoading) {
+	if errors.Is(err, binding.ErrTemplatesLoading) {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
-	if OlderThan(tmpl.GetResourceVersion(), spec.Resource.ResourceVersion) {
-		// The detector wrote the binding from a newer template (typically
-		// the one its claim patch returned) than the cache holds yet.
-		// Rendering now would ship the older one and nothing would
-		// re-render once the cache caught up (the binding already records
-		// that version), so wait for it.
-		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil
-	}
+	// The template comes from the detector's cache, which holds the version
+	// the binding was written from or a later one: the detector's own claim
+	// patch stands in until its informer delivers it.
 	ops, cops, clusters, err := r.overrideInputs(ctx, b.GetNamespace())
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("list override inputs of binding %s: %w", req, err)
@@ -225,7 +187,7 @@ func (r *Reconciler) finalize(ctx context.Context, b client.Object, id string) (
 		return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, nil
 	}
 	r.Events.Forget(b)
-	if controllerutil.RemoveFinalizer(b, Finalizer) {
+	if controllerutil.RemoveFinalizer(b, binding.Finalizer) {
 		if err := r.Client.Update(ctx, b); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("release binding %s: %w", b.GetName(), err))
 		}
@@ -325,18 +287,9 @@ func (r *Reconciler) markStale(ctx context.Context, b client.Object, ns string, 
 	return nil
 }
 
-// CacheLagRetry is how soon a binding is rendered again when the template
-// or Work cache is behind what was just written.
+// CacheLagRetry is how soon a binding is rendered again when the Work cache
+// is behind what was just written.
 const CacheLagRetry = 5 * time.Millisecond
-
-// OlderThan reports whether resourceVersion a is known to precede b. The
-// API treats resource versions as opaque; both are compared as the etcd
-// revisions they are, and anything unparsable counts as not older.
-func OlderThan(a, b string) bool {
-	x, err1 := strconv.ParseUint(a, 10, 64)
-	y, err2 := strconv.ParseUint(b, 10, 64)
-	return err1 == nil && err2 == nil && x < y
-}
 
 // overrideInputs lists the OverridePolicies of the binding's namespace, every
 // ClusterOverridePolicy, and the clusters by name.
@@ -413,7 +366,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns str
 	if !exists {
 		// Born with the execution controller's finalizer: one write fewer
 		// per Work on the hot path.
-		controllerutil.AddFinalizer(w, ExecutionFinalizer)
+		controllerutil.AddFinalizer(w, binding.ExecutionFinalizer)
 	}
 	defer r.Gate.Write()()
 	if exists {
@@ -442,23 +395,6 @@ func ptrBoolEq(a, b *bool) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// WorkBindingIndex is the cache index of Works by the permanent id of the
-// binding that owns them, so a binding finds its Works without scanning all.
-const WorkBindingIndex = "flotilla.io/binding-id"
-
-// IndexWorksByBinding registers WorkBindingIndex with the manager's cache.
-func IndexWorksByBinding(ctx context.Context, indexer client.FieldIndexer) error {
-	return indexer.IndexField(ctx, &workv1alpha1.Work{}, WorkBindingIndex, func(o client.Object) []string {
-		var ids []string
-		for _, k := range []string{binding.PermanentIDLabel, binding.ClusterPermanentIDLabel} {
-			if id := o.GetLabels()[k]; id != "" {
-				ids = append(ids, id)
-			}
-		}
-		return ids
-	})
-}
-
 // deleteWorks deletes the binding's Works outside keep (all when keep is
 // nil) and returns how many of its Works still exist.
 func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string]bool) (int, error) {
@@ -466,7 +402,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 		return 0, nil
 	}
 	works := &workv1alpha1.WorkList{}
-	if err := r.Client.List(ctx, works, client.MatchingFields{WorkBindingIndex: id}); err != nil {
+	if err := r.Client.List(ctx, works, client.MatchingFields{binding.WorkBindingIndex: id}); err != nil {
 		return 0, err
 	}
 	remaining := 0

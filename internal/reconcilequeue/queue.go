@@ -1,6 +1,6 @@
-// Package queue holds the work-queue settings every Flotilla controller
+// Package reconcilequeue holds the work-queue settings every Flotilla controller
 // shares: how many items it reconciles at once and how it backs off.
-package queue
+package reconcilequeue
 
 import (
 	"time"

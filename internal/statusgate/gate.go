@@ -1,4 +1,8 @@
-package queue
+// Package statusgate puts propagation before status reporting: the Gate
+// that holds status writes back while propagation writes are in flight, and
+// the Wakeup that turns its releases into reconcile requests. Controllers
+// share one Gate per process; see Gate.
+package statusgate
 
 import (
 	"sync"
@@ -146,6 +150,11 @@ func (g *Gate) releaseLoop() {
 		}
 	}
 }
+
+// WorkReportKey identifies a Work's status report in the Gate: the
+// execution controller parks it under this key, and the status controller
+// asks whether it is pending.
+func WorkReportKey(namespace, name string) string { return "work/" + namespace + "/" + name }
 
 // Default gate settings of the controller manager. StatusQuiet is several
 // times the gap between one object's consecutive propagation writes on a

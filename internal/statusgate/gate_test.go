@@ -1,4 +1,4 @@
-package queue
+package statusgate
 
 import (
 	"sync/atomic"

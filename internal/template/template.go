@@ -1,0 +1,47 @@
+// Package template says which objects on the control plane are resource
+// templates: the objects Karmada propagates when a policy selects them. The
+// detector watches them and the control plane's admission plugin claims them
+// as they are created, both by these rules.
+package template
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// skippedGroups are API groups whose objects are never resource templates:
+// Karmada's own APIs, and machinery of the control plane itself.
+var skippedGroups = map[string]bool{
+	"cluster.karmada.io": true, "policy.karmada.io": true, "work.karmada.io": true,
+	"config.karmada.io": true, "autoscaling.karmada.io": true, "networking.karmada.io": true,
+	"apps.karmada.io": true, "remedy.karmada.io": true, "search.karmada.io": true,
+	"coordination.k8s.io": true, "events.k8s.io": true, "discovery.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "apiregistration.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
+	"internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,
+}
+
+// skippedCoreResources are core resources that are never templates;
+// namespaces follow members through the namespace controller instead.
+var skippedCoreResources = map[string]bool{
+	"events": true, "nodes": true, "namespaces": true, "endpoints": true,
+	"componentstatuses": true, "bindings": true,
+}
+
+// IsTemplateResource reports whether objects of resource gvr are resource
+// templates the detector watches (kinds of skipped groups and core kinds such
+// as events and nodes are not).
+func IsTemplateResource(gvr schema.GroupVersionResource) bool {
+	return !skippedGroups[gvr.Group] && !(gvr.Group == "" && skippedCoreResources[gvr.Resource])
+}
+
+// SkipNamespace reports whether templates in ns are ignored, as in Karmada:
+// the control plane's own namespaces and the execution namespaces.
+func SkipNamespace(ns string) bool {
+	switch ns {
+	case "karmada-system", "karmada-cluster", "kube-system", "kube-public", "kube-node-lease":
+		return true
+	}
+	return strings.HasPrefix(ns, "karmada-es-")
+}
