@@ -5,6 +5,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -68,15 +70,18 @@ reports their status back.`,
 // unexpected argument), is printed once to stderr in kubectl's form,
 // "error: <message>", followed after a usage mistake by
 // "See '<command> --help' for usage.".
-func Execute() int {
-	root := NewRootCommand()
+func Execute() int { return execute(NewRootCommand(), os.Args[1:], os.Stderr) }
+
+func execute(root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	root.SetErr(stderr)
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+	fmt.Fprintln(stderr, "error:", err)
 	if ue := (usageError{}); errors.As(err, &ue) && cmd != nil {
-		fmt.Fprintf(root.ErrOrStderr(), "See '%s --help' for usage.\n", cmd.CommandPath())
+		fmt.Fprintf(stderr, "See '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return 1
 }

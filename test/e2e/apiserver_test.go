@@ -156,7 +156,7 @@ func TestEveryErrorStartsWithLowercaseError(t *testing.T) {
 		{name: "controller-manager flag given to the scheduler", args: []string{"scheduler", "--controllers=*"}, wantError: "error: unknown flag: --controllers", wantHint: "See 'flotilla scheduler --help' for usage."},
 		{name: "unexpected argument", args: []string{"down", "extra"}, wantError: `error: unknown command "extra" for "flotilla down"`, wantHint: "See 'flotilla down --help' for usage."},
 		{name: "unknown command", args: []string{"nosuch"}, wantError: `error: unknown command "nosuch" for "flotilla"`, wantHint: "See 'flotilla --help' for usage."},
-		{name: "unknown subcommand of a command group", args: []string{"component", "nosuch"}, wantError: `error: unknown command "nosuch" for "flotilla component"`},
+		{name: "unknown subcommand of a command group", args: []string{"component", "nosuch"}, wantError: `error: unknown command "nosuch" for "flotilla component"`, wantHint: "See 'flotilla component --help' for usage."},
 		{name: "a failure while running", args: []string{"down", "--data-dir", filepath.Join(tmp, "typo")}, wantError: "error: no stack data in"},
 		{name: "a Kubernetes component's flag error", args: []string{"component", "kube-scheduler", "--bogus"}, wantError: "error: unknown flag: --bogus"},
 	} {
