@@ -123,18 +123,29 @@ func TestSchedulerHelpShowsOnlyItsOwnFlags(t *testing.T) {
 	}
 	sched, cm := help("scheduler"), help("controller-manager")
 	for _, f := range cmOnly {
-		if strings.Contains(sched, f+" ") {
+		if listsFlag(sched, f) {
 			t.Errorf("flotilla scheduler --help lists %s, a controller-manager flag:\n%s", f, sched)
 		}
-		if !strings.Contains(cm, f+" ") {
+		if !listsFlag(cm, f) {
 			t.Errorf("flotilla controller-manager --help lacks %s:\n%s", f, cm)
 		}
 	}
 	for _, f := range shared {
-		if !strings.Contains(sched, f+" ") || !strings.Contains(cm, f+" ") {
+		if !listsFlag(sched, f) || !listsFlag(cm, f) {
 			t.Errorf("both commands take %s; scheduler help:\n%s\ncontroller-manager help:\n%s", f, sched, cm)
 		}
 	}
+}
+
+// listsFlag reports whether help has a flag line for flag (the flag first on
+// its line), as opposed to mentioning it in prose or an example.
+func listsFlag(help, flag string) bool {
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), flag+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // TestEveryErrorStartsWithLowercaseError: flotilla reports failures as kubectl
