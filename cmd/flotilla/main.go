@@ -3,15 +3,11 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/flotilla-io/flotilla/internal/cli"
 )
 
 func main() {
-	if err := cli.NewRootCommand().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Execute())
 }

@@ -19,6 +19,9 @@ func newComponentCommand() *cobra.Command {
 		Use:    "component",
 		Short:  "Run one Kubernetes component of the local stack (used by flotilla up)",
 		Hidden: true,
+		// An unknown kind is an error, not a request for help.
+		Args: cobra.NoArgs,
+		Run:  func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
 	}
 	run := func(kind string, f func(args []string) int) *cobra.Command {
 		return &cobra.Command{

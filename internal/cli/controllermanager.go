@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -10,27 +9,40 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
+// managerFlags are the flags of `flotilla controller-manager` and
+// `flotilla scheduler`. add registers the ones both take; addControllerFlags
+// those only the controller manager has (Karmada's karmada-scheduler has no
+// --controllers, --skipped-propagating-namespaces or
+// --cluster-status-update-frequency either).
 type managerFlags struct {
 	kubeconfig, context string
 	lease               string
 	opts                controllermanager.Options
 }
 
-func (f *managerFlags) add(cmd *cobra.Command, controllers []string) {
+// add registers the shared flags; healthAddr is the default probe address,
+// Karmada's for the component (:10357 for karmada-controller-manager,
+// :10351 for karmada-scheduler).
+func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
-	fl.StringSliceVar(&f.opts.Controllers, "controllers", controllers,
-		"controllers to run: '*' for all, 'name' to add, '-name' to remove; known: "+strings.Join(controllermanager.AllControllers, ", "))
 	fl.BoolVar(&f.opts.LeaderElect, "leader-elect", true, "elect one active replica (a Lease in karmada-system)")
 	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
-	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz; 0 disables")
+	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz; 0 disables")
+}
+
+func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.opts.Controllers, "controllers", []string{"*"},
+		"controllers to run: '*' for all, 'name' to add, '-name' to remove; known: "+strings.Join(controllermanager.AllControllers, ", "))
 	fl.StringSliceVar(&f.opts.SkippedPropagatingNamespaces, "skipped-propagating-namespaces", namespace.DefaultSkippedPatterns,
 		"regular expressions of namespaces that are not synced to member clusters")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
@@ -66,12 +78,14 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f.add(cmd, []string{"*"})
+	f.add(cmd, ":10357")
+	f.addControllerFlags(cmd)
 	return cmd
 }
 
 func newSchedulerCommand() *cobra.Command {
 	f := &managerFlags{lease: "flotilla-scheduler"}
+	f.opts.Controllers = []string{"scheduler"}
 	cmd := &cobra.Command{
 		Use:   "scheduler",
 		Short: "Run only Flotilla's scheduler against a control plane",
@@ -79,10 +93,10 @@ func newSchedulerCommand() *cobra.Command {
 every ResourceBinding and ClusterResourceBinding with schedulerName
 default-scheduler to member clusters. Pair it with
 'flotilla controller-manager --controllers *,-scheduler'.`,
-		Example: `  flotilla scheduler --kubeconfig ~/.flotilla/karmada.config --health-probe-bind-address :10351`,
+		Example: `  flotilla scheduler --kubeconfig ~/.flotilla/karmada.config`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f.add(cmd, []string{"scheduler"})
+	f.add(cmd, ":10351")
 	return cmd
 }

@@ -3,7 +3,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,8 +29,6 @@ reports their status back.`,
   # Use it
   export KUBECONFIG=~/.flotilla/karmada.config
   kubectl get ns`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			// controller-runtime logs through klog, like the Kubernetes
 			// components it runs beside.
@@ -56,5 +57,61 @@ reports their status back.`,
 		_ = cmd.Help()
 	}
 	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand())
+	// cobra adds these two lazily, when it runs; add them now so that
+	// reportErrorsOnce reaches them too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	reportErrorsOnce(root)
 	return root
+}
+
+// Execute runs flotilla with the process's arguments and returns its exit
+// code. Every failure, cobra's own included (an unknown flag or command, an
+// unexpected argument), is printed once to stderr in kubectl's form,
+// "error: <message>", followed after a usage mistake by
+// "See '<command> --help' for usage.".
+func Execute() int { return execute(NewRootCommand(), os.Args[1:], os.Stderr) }
+
+func execute(root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	if ue := (usageError{}); errors.As(err, &ue) && cmd != nil {
+		fmt.Fprintf(stderr, "See '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return 1
+}
+
+// usageError marks a mistake in how a command was called (flags or
+// arguments), as opposed to a failure while it ran.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// reportErrorsOnce leaves error printing to Execute: cobra would otherwise
+// print some errors itself ("Error: unknown command ..." from a command with
+// subcommands) before Execute prints them again. Flag and argument errors
+// become usageErrors so Execute can point at the command's help.
+func reportErrorsOnce(cmd *cobra.Command) {
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetErrPrefix("error:")
+	if !cmd.HasParent() {
+		cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	}
+	if args := cmd.Args; args != nil {
+		cmd.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		reportErrorsOnce(sub)
+	}
 }

@@ -23,7 +23,6 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/flagz"
 	"k8s.io/client-go/rest"
-	"k8s.io/component-base/cli"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/cli/globalflag"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -146,13 +145,14 @@ func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 		cmd = apiserverapp.NewAPIServerCommand()
 	}
 	cmd.SetArgs(apiserverArgs)
-	return cli.Run(cmd)
+	return runCommand(cmd)
 }
 
-// newAPIServerCommand is kube-apiserver's own command (as
-// apiserverapp.NewAPIServerCommand builds it) with one more admission
-// plugin registered, ordered before the mutating webhooks and on by default.
-func newAPIServerCommand(register func(*admission.Plugins), name string) *cobra.Command {
+// newRunOptionsWithPlugin returns kube-apiserver's default options with one
+// more admission plugin registered, ordered before the mutating webhooks and
+// on by default (it is in no default-off set, so only an explicit
+// --disable-admission-plugins turns it off).
+func newRunOptionsWithPlugin(register func(*admission.Plugins), name string) *options.ServerRunOptions {
 	s := options.NewServerRunOptions()
 	ga := s.Admission.GenericAdmission
 	register(ga.Plugins)
@@ -164,6 +164,13 @@ func newAPIServerCommand(register func(*admission.Plugins), name string) *cobra.
 		order = append(order, p)
 	}
 	ga.RecommendedPluginOrder = order
+	return s
+}
+
+// newAPIServerCommand is kube-apiserver's own command (as
+// apiserverapp.NewAPIServerCommand builds it) on newRunOptionsWithPlugin.
+func newAPIServerCommand(register func(*admission.Plugins), name string) *cobra.Command {
+	s := newRunOptionsWithPlugin(register, name)
 	ctx := genericapiserver.SetupSignalContext()
 	featureGate := s.GenericServerRunOptions.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	cmd := &cobra.Command{

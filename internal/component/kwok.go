@@ -23,7 +23,7 @@ func RunKwok(args []string) int {
 
 	ctx, cancel := signalContext()
 	defer cancel()
-	ctx, logger := kwoklog.InitFlags(ctx, flagset)
+	ctx, _ = kwoklog.InitFlags(ctx, flagset)
 	ctx, err := kwokconfig.InitFlags(ctx, flagset)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error: load kwok config:", err)
@@ -36,8 +36,11 @@ func RunKwok(args []string) int {
 	command.Version = ""
 	command.PersistentFlags().AddFlagSet(flagset)
 	command.SetArgs(args)
+	// Report a failure once, as "error: ...", like every flotilla command,
+	// not with cobra's own "Error:" line and usage text.
+	command.SilenceErrors, command.SilenceUsage = true, true
 	if err := command.ExecuteContext(ctx); err != nil {
-		logger.Error("kwok exited", "err", err)
+		fmt.Fprintln(os.Stderr, "error: kwok exited:", err)
 		return 1
 	}
 	return 0

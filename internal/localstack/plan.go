@@ -194,18 +194,17 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 	if c.Name == ControlPlaneName {
 		flotillaArgs = append(flotillaArgs, "--control-plane")
 	}
-	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(flotillaArgs,
-		"--",
+	apiserverArgs := []string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.EtcdPorts[0]),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", c.APIServerPort),
-		"--tls-cert-file="+p.PKI.ServingCert,
-		"--tls-private-key-file="+p.PKI.ServingKey,
-		"--client-ca-file="+p.PKI.CACert,
+		"--tls-cert-file=" + p.PKI.ServingCert,
+		"--tls-private-key-file=" + p.PKI.ServingKey,
+		"--client-ca-file=" + p.PKI.CACert,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+saPub,
-		"--service-account-signing-key-file="+saKey,
+		"--service-account-key-file=" + saPub,
+		"--service-account-signing-key-file=" + saKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--authorization-mode=RBAC",
 		// The stack's API servers all listen on loopback, which Endpoints
@@ -215,7 +214,12 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 		"--allow-privileged=true",
 		// /debug/pprof is served to admins (RBAC applies), for diagnosis.
 		"--profiling=true",
-	)...)
+	}
+	if c.Name == ControlPlaneName {
+		// Objects there are templates for members: see ControlPlaneAdmission.
+		apiserverArgs = append(apiserverArgs, "--disable-admission-plugins="+strings.Join(ControlPlaneDisabledAdmissionPlugins(), ","))
+	}
+	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(append(flotillaArgs, "--"), apiserverArgs...)...)
 }
 
 func (p *Plan) controllerManager(c *ClusterPlan, port int) Component {

@@ -44,6 +44,11 @@ type Stack struct {
 	Supervisor *Supervisor
 	out        io.Writer
 	started    time.Time
+
+	mu sync.Mutex
+	// healthClients holds, by component name, the client that first
+	// found the component healthy; a restart checks it with the same one.
+	healthClients map[string]*http.Client
 }
 
 // ComponentError reports a component that failed to start, with the tail of
@@ -228,24 +233,34 @@ func (s *Stack) startAndWait(ctx context.Context, hc *http.Client, comp Componen
 	if comp.HealthURL == "" {
 		return nil
 	}
-	err := s.poll(ctx, comp, func() (bool, string) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, comp.HealthURL, nil)
-		if err != nil {
-			return false, err.Error()
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return false, err.Error()
-		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s answered %d: %s", comp.HealthURL, resp.StatusCode, lastLine(string(body)))
-	})
+	s.mu.Lock()
+	if s.healthClients == nil {
+		s.healthClients = map[string]*http.Client{}
+	}
+	s.healthClients[comp.Name] = hc
+	s.mu.Unlock()
+	err := s.poll(ctx, comp, func() (bool, string) { return checkHealth(ctx, hc, comp.HealthURL) })
 	if err != nil {
 		return err
 	}
 	s.progress("%s ready", comp.Name)
 	return nil
+}
+
+// checkHealth asks a health endpoint once: ok on 200, otherwise a status
+// line that says what it answered.
+func checkHealth(ctx context.Context, hc *http.Client, url string) (bool, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, err.Error()
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK, fmt.Sprintf("%s answered %d: %s", url, resp.StatusCode, lastLine(string(body)))
 }
 
 // poll calls check every 200ms until it succeeds, the context ends, or the
@@ -299,7 +314,9 @@ func (s *Stack) Stop() { s.Supervisor.Stop(20 * time.Second) }
 
 // Supervise blocks until ctx ends. A component that exits meanwhile is
 // reported and restarted, with a back-off from 1s doubling to 30s, so a
-// crashed controller does not leave the stack half-alive.
+// crashed controller does not leave the stack half-alive; once the restarted
+// process answers its health endpoint, a line says it is ready again (a
+// component without one, kwok, is announced as running again).
 func (s *Stack) Supervise(ctx context.Context) {
 	type exit struct{ p *Process }
 	exits := make(chan exit)
@@ -342,6 +359,37 @@ func (s *Stack) Supervise(ctx context.Context) {
 				continue
 			}
 			watch(p)
+			go s.announceReady(ctx, p)
+		}
+	}
+}
+
+// announceReady prints that a restarted process is ready again once its
+// health endpoint answers 200. It gives up silently if the process exits
+// first (Supervise reports that exit) or ctx ends.
+func (s *Stack) announceReady(ctx context.Context, p *Process) {
+	comp := p.Component
+	s.mu.Lock()
+	hc := s.healthClients[comp.Name]
+	s.mu.Unlock()
+	if comp.HealthURL == "" || hc == nil {
+		fmt.Fprintf(s.out, "%s is running again (it has no health endpoint to check)\n", comp.Name)
+		return
+	}
+	restarted := time.Now()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ok, _ := checkHealth(ctx, hc, comp.HealthURL); ok {
+			fmt.Fprintf(s.out, "%s is ready again (%.1fs after its restart)\n", comp.Name, time.Since(restarted).Seconds())
+			return
+		}
+		select {
+		case <-p.Done():
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
 		}
 	}
 }

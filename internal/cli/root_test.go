@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+func TestErrorsArePrintedOnceKubectlStyle(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "typo")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"an unknown flag points at the command's help": {
+			args: []string{"up", "--bogus"},
+			want: "error: unknown flag: --bogus\nSee 'flotilla up --help' for usage.\n",
+		},
+		"a controller-manager flag is unknown to the scheduler": {
+			args: []string{"scheduler", "--cluster-status-update-frequency=5s"},
+			want: "error: unknown flag: --cluster-status-update-frequency\nSee 'flotilla scheduler --help' for usage.\n",
+		},
+		"an unexpected argument is a usage mistake": {
+			args: []string{"version", "extra"},
+			want: "error: unknown command \"extra\" for \"flotilla version\"\nSee 'flotilla version --help' for usage.\n",
+		},
+		"an unknown subcommand of a command group is an error": {
+			args: []string{"component", "nosuch"},
+			want: "error: unknown command \"nosuch\" for \"flotilla component\"\nSee 'flotilla component --help' for usage.\n",
+		},
+		"a failure while running gets no usage hint": {
+			args: []string{"down", "--data-dir", missing},
+			want: "error: no stack data in " + missing + ": the directory does not exist (check --data-dir)\n",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := execute(NewRootCommand(), tc.args, &stderr); code != 1 {
+				t.Errorf("exit code %d, want 1", code)
+			}
+			if diff := cmp.Diff(tc.want, stderr.String()); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
+	flags := func(use string) []string {
+		var names []string
+		for _, c := range NewRootCommand().Commands() {
+			if c.Name() == use {
+				c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+			}
+		}
+		return names
+	}
+	// pflag visits flags sorted by name.
+	want := map[string][]string{
+		"scheduler": {"context", "health-probe-bind-address", "kubeconfig", "leader-elect", "metrics-bind-address", "profiling-bind-address"},
+		"controller-manager": {"cluster-status-update-frequency", "context", "controllers", "health-probe-bind-address", "kubeconfig",
+			"leader-elect", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
+	}
+	for use, w := range want {
+		if diff := cmp.Diff(w, flags(use)); diff != "" {
+			t.Errorf("flotilla %s flags (-want +got):\n%s", use, diff)
+		}
+	}
+}
