@@ -12,6 +12,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
+	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
@@ -47,6 +48,7 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"regular expressions of namespaces that are not synced to member clusters")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
 		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
+	f.opts.FastPaths.AddFlags(fl)
 }
 
 func (f *managerFlags) run(cmd *cobra.Command) error {
@@ -63,7 +65,7 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 }
 
 func newControllerManagerCommand() *cobra.Command {
-	f := &managerFlags{lease: "flotilla-controller-manager"}
+	f := &managerFlags{lease: "flotilla-controller-manager", opts: controllermanager.Options{FastPaths: fastpath.All()}}
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run Flotilla's controllers against a control plane",
@@ -74,7 +76,12 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
 
   # Everything except the scheduler, which runs on its own
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --controllers '*,-scheduler'
-  flotilla scheduler --kubeconfig ~/.flotilla/karmada.config`,
+  flotilla scheduler --kubeconfig ~/.flotilla/karmada.config
+
+  # The plain level-based path: every propagation shortcut off
+  flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config \
+    --fast-path-preschedule=false --fast-path-born-scheduled=false --fast-path-handoff=false \
+    --fast-path-read-your-writes=false --fast-path-status-gate=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
@@ -84,7 +91,7 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
 }
 
 func newSchedulerCommand() *cobra.Command {
-	f := &managerFlags{lease: "flotilla-scheduler"}
+	f := &managerFlags{lease: "flotilla-scheduler", opts: controllermanager.Options{FastPaths: fastpath.All()}}
 	f.opts.Controllers = []string{"scheduler"}
 	cmd := &cobra.Command{
 		Use:   "scheduler",

@@ -61,7 +61,9 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 	// pflag visits flags sorted by name.
 	want := map[string][]string{
 		"scheduler": {"context", "health-probe-bind-address", "kubeconfig", "leader-elect", "metrics-bind-address", "profiling-bind-address"},
-		"controller-manager": {"cluster-status-update-frequency", "context", "controllers", "health-probe-bind-address", "kubeconfig",
+		"controller-manager": {"cluster-status-update-frequency", "context", "controllers",
+			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
+			"health-probe-bind-address", "kubeconfig",
 			"leader-elect", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
 	}
 	for use, w := range want {

@@ -34,6 +34,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
@@ -65,6 +66,9 @@ type Options struct {
 	// its Cluster status (Karmada's --cluster-status-update-frequency);
 	// 0 means 10s.
 	ClusterStatusUpdateFrequency time.Duration
+	// FastPaths turns the propagation path's shortcuts on or off; the
+	// command's default is fastpath.All().
+	FastPaths fastpath.Options
 }
 
 // Enabled resolves Options.Controllers to the set of controllers to run.
@@ -89,25 +93,153 @@ func Enabled(spec []string) (map[string]bool, error) {
 	return on, nil
 }
 
-// Run builds the manager and runs it until ctx ends.
+// Run builds the manager and runs it until ctx ends. Errors: an unknown
+// controller name, a skip pattern that is not a regular expression, or a
+// manager that cannot be built or started.
 func Run(ctx context.Context, o Options) error {
-	on, err := Enabled(o.Controllers)
+	mgr, shared, err := newManager(ctx, o)
 	if err != nil {
 		return err
+	}
+	log := klog.FromContext(ctx)
+	log.Info("Starting controller manager", "controllers", strings.Join(shared.enabledNames(), ","), "fastPaths", o.FastPaths.String())
+	for _, b := range builders {
+		if !shared.on[b.name] {
+			continue
+		}
+		setups, err := b.build(shared)
+		if err != nil {
+			return fmt.Errorf("set up the %s controller: %w", b.name, err)
+		}
+		for _, s := range setups {
+			if err := s.SetupWithManager(mgr); err != nil {
+				return fmt.Errorf("set up the %s controller (%T): %w", b.name, s, err)
+			}
+		}
+	}
+	if o.HealthAddr != "0" && o.HealthAddr != "" {
+		if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+			return fmt.Errorf("add health check: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
+			return fmt.Errorf("add readiness check: %w", err)
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+// setup is a controller that registers itself with the manager.
+type setup interface{ SetupWithManager(ctrl.Manager) error }
+
+// builder makes the controllers of one --controllers name.
+type builder struct {
+	name  string
+	build func(s *shared) ([]setup, error)
+}
+
+// builders lists every controller in AllControllers order. Each builds its
+// reconcilers from what the controllers share (the caches, the gate, the
+// event recorder) and from the fast paths that are on.
+var builders = []builder{
+	{"cluster", func(s *shared) ([]setup, error) {
+		return []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency}}, nil
+	}},
+	{"detector", func(*shared) ([]setup, error) {
+		return nil, nil // added with the shared template cache, in newManager
+	}},
+	{"scheduler", func(s *shared) ([]setup, error) {
+		if s.opts.FastPaths.Preschedule {
+			s.detector.Preschedule = scheduling.Preschedule
+		}
+		var out []setup
+		for _, cs := range []bool{false, true} {
+			out = append(out, &scheduling.Reconciler{Client: s.client, ClusterScoped: cs, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
+		}
+		return out, nil
+	}},
+	{"binding", func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, cs := range []bool{false, true} {
+			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, ClusterScoped: cs, Gate: s.gate, Events: s.events}
+			if s.opts.FastPaths.Handoff && s.on["execution"] {
+				// New Works are applied by the binding controller's own
+				// goroutine, a watch delivery sooner.
+				r.Executor = s.execution
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}},
+	{"execution", func(s *shared) ([]setup, error) {
+		return []setup{s.execution}, nil
+	}},
+	{"status", func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, cs := range []bool{false, true} {
+			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Resources: s.detector.ResourceFor,
+				ClusterScoped: cs, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
+		}
+		return out, nil
+	}},
+	{"namespace", func(s *shared) ([]setup, error) {
+		var skipped []*regexp.Regexp
+		for _, p := range s.opts.SkippedPropagatingNamespaces {
+			re, err := regexp.Compile("^(" + p + ")$")
+			if err != nil {
+				return nil, fmt.Errorf("--skipped-propagating-namespaces: %q is not a regular expression: %w", p, err)
+			}
+			skipped = append(skipped, re)
+		}
+		return []setup{&namespace.Reconciler{Client: s.client, SkippedPatterns: skipped}}, nil
+	}},
+	{"validation", func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, v := range validation.Kinds(s.client, s.mgr.GetEventRecorderFor("flotilla-validation")) {
+			out = append(out, v)
+		}
+		return out, nil
+	}},
+}
+
+// shared is what the controllers of one manager share.
+type shared struct {
+	opts      Options
+	on        map[string]bool
+	mgr       ctrl.Manager
+	client    client.Client
+	dynamic   dynamic.Interface
+	members   *membercluster.Registry
+	detector  *detector.Detector
+	execution *execution.Reconciler
+	// gate is nil when the status-gate fast path is off (a nil Gate parks
+	// nothing).
+	gate   *statusgate.Gate
+	events *eventrecord.Recorder
+}
+
+// enabledNames lists the controllers that run, in AllControllers order.
+func (s *shared) enabledNames() []string {
+	var names []string
+	for _, n := range AllControllers {
+		if s.on[n] {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// newManager builds the controller-runtime manager and what the controllers
+// share.
+func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
+	on, err := Enabled(o.Controllers)
+	if err != nil {
+		return nil, nil, err
 	}
 	ctrl.SetLogger(klog.NewKlogr())
 	cfg := rest.CopyConfig(o.Config)
 	// Flotilla writes bindings, Works and status for every template; the
 	// client-go default of 5 QPS would throttle propagation to a crawl.
 	cfg.QPS, cfg.Burst = 1000, 2000
-	var skipped []*regexp.Regexp
-	for _, p := range o.SkippedPropagatingNamespaces {
-		re, err := regexp.Compile("^(" + p + ")$")
-		if err != nil {
-			return fmt.Errorf("--skipped-propagating-namespaces: %q is not a regular expression: %w", p, err)
-		}
-		skipped = append(skipped, re)
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  controlplane.NewScheme(),
 		LeaderElection:          o.LeaderElect,
@@ -126,86 +258,38 @@ func Run(ctx context.Context, o Options) error {
 			}},
 	})
 	if err != nil {
-		return fmt.Errorf("create controller manager: %w", err)
+		return nil, nil, fmt.Errorf("create controller manager: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, nil, fmt.Errorf("create dynamic client: %w", err)
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, nil, fmt.Errorf("create discovery client: %w", err)
 	}
 	if err := binding.IndexWorksByBinding(ctx, mgr.GetFieldIndexer()); err != nil {
-		return err
+		return nil, nil, fmt.Errorf("index Works by binding: %w", err)
 	}
 	c := mgr.GetClient()
-	recorder := mgr.GetEventRecorderFor("flotilla-controller-manager")
-	members := &membercluster.Registry{Reader: c}
-	det := detector.New(c, mgr.GetCache(), dyn, disc)
-	// Propagation first: status reports wait while templates are being
-	// propagated (see statusgate.Gate).
-	gate := statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
-	det.Gate = gate
+	s := &shared{opts: o, on: on, mgr: mgr, client: c, dynamic: dyn, members: &membercluster.Registry{Reader: c}}
+	if o.FastPaths.StatusGate {
+		// Propagation first: status reports wait while templates are being
+		// propagated (see statusgate.Gate).
+		s.gate = statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
+	}
 	// Karmada's success and failure events, on transitions; success events
 	// give way to propagation like status reports do.
-	outcomes := &eventrecord.Recorder{Events: recorder, Busy: gate.Busy, MaxDefer: statusgate.StatusMaxDefer}
-	det.Events = outcomes
-	type setup interface{ SetupWithManager(ctrl.Manager) error }
-	var setups []setup
-	if on["cluster"] {
-		setups = append(setups, &cluster.Reconciler{Client: c, Members: members, StatusUpdateFrequency: o.ClusterStatusUpdateFrequency})
-	}
+	s.events = &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("flotilla-controller-manager"), Busy: s.gate.Busy, MaxDefer: statusgate.StatusMaxDefer}
+	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
+	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}
 	if on["detector"] || on["binding"] || on["status"] {
 		// The detector's informers are the template cache of the binding
 		// and status controllers too.
-		if err := mgr.Add(det); err != nil {
-			return err
+		if err := mgr.Add(s.detector); err != nil {
+			return nil, nil, fmt.Errorf("add the detector: %w", err)
 		}
 	}
-	if on["scheduler"] {
-		det.Preschedule = scheduling.Preschedule
-		setups = append(setups, &scheduling.Reconciler{Client: c, Events: outcomes, Gate: gate}, &scheduling.Reconciler{Client: c, ClusterScoped: true, Events: outcomes, Gate: gate})
-	}
-	exec := &execution.Reconciler{Client: c, Members: members, Events: outcomes, Gate: gate}
-	if on["binding"] {
-		rb := &bindingcontroller.Reconciler{Client: c, Templates: det, Gate: gate, Events: outcomes}
-		crb := &bindingcontroller.Reconciler{Client: c, Templates: det, ClusterScoped: true, Gate: gate, Events: outcomes}
-		if on["execution"] {
-			// New Works are applied by the binding controller's own
-			// goroutine, a watch delivery sooner.
-			rb.Executor, crb.Executor = exec, exec
-		}
-		setups = append(setups, rb, crb)
-	}
-	if on["execution"] {
-		setups = append(setups, exec)
-	}
-	if on["status"] {
-		for _, cs := range []bool{false, true} {
-			setups = append(setups, &status.Reconciler{Client: c, Dynamic: dyn, Templates: det, Resources: det.ResourceFor, ClusterScoped: cs, Events: outcomes, Gate: gate})
-		}
-	}
-	if on["validation"] {
-		for _, v := range validation.Kinds(c, mgr.GetEventRecorderFor("flotilla-validation")) {
-			setups = append(setups, v)
-		}
-	}
-	if on["namespace"] {
-		setups = append(setups, &namespace.Reconciler{Client: c, SkippedPatterns: skipped})
-	}
-	for _, s := range setups {
-		if err := s.SetupWithManager(mgr); err != nil {
-			return fmt.Errorf("set up %T: %w", s, err)
-		}
-	}
-	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
-			return err
-		}
-		if err := mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
-			return err
-		}
-	}
-	return mgr.Start(ctx)
+	return mgr, s, nil
 }

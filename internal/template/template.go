@@ -5,8 +5,13 @@
 package template
 
 import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -44,4 +49,40 @@ func SkipNamespace(ns string) bool {
 		return true
 	}
 	return strings.HasPrefix(ns, "karmada-es-")
+}
+
+// FingerprintAnnotation on a binding records what of its template
+// the binding was last written from, other than status (see Fingerprint).
+const FingerprintAnnotation = "flotilla.io/template-fingerprint"
+
+// Fingerprint identifies a template's non-status content: its generation
+// (bumped by every spec change) and a hash of its labels and annotations.
+// It is empty for kinds without a generation, whose every change counts.
+func Fingerprint(obj *unstructured.Unstructured) string {
+	if obj.GetGeneration() == 0 {
+		return ""
+	}
+	h := fnv.New64a()
+	for _, m := range []map[string]string{obj.GetLabels(), obj.GetAnnotations()} {
+		keys := slices.Sorted(maps.Keys(m))
+		for _, k := range keys {
+			fmt.Fprintf(h, "%s=%s\x00", k, m[k])
+		}
+		h.Write([]byte{1})
+	}
+	return fmt.Sprintf("%d-%x", obj.GetGeneration(), h.Sum64())
+}
+
+// Matches reports whether tmpl is the version of the template that binding
+// b was last written from, or one that differs from it only in status: the
+// same resourceVersion, or the same Fingerprint as b records. Resource
+// versions are compared for equality only.
+func Matches(tmpl *unstructured.Unstructured, b interface {
+	GetAnnotations() map[string]string
+}, recordedResourceVersion string) bool {
+	if tmpl.GetResourceVersion() == recordedResourceVersion {
+		return true
+	}
+	fp := Fingerprint(tmpl)
+	return fp != "" && b.GetAnnotations()[FingerprintAnnotation] == fp
 }

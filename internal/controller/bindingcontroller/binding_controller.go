@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
+	"github.com/flotilla-io/flotilla/internal/template"
 )
 
 // Reconciler is the binding controller for one binding kind.
@@ -55,6 +57,25 @@ type Reconciler struct {
 	Executor interface {
 		Handoff(ctx context.Context, w *workv1alpha1.Work)
 	}
+
+	lagOnce sync.Once
+	lag     workqueue.TypedRateLimiter[ctrl.Request]
+}
+
+// claimed reports whether a policy still claims the binding's template (the
+// detector keeps such bindings in step with their template).
+func claimed(b client.Object) bool {
+	l := b.GetLabels()
+	return l[policymatch.PropagationPolicyPermanentIDLabel] != "" || l[policymatch.ClusterPropagationPolicyPermanentIDLabel] != ""
+}
+
+// lagBackoff is the per-binding back-off of waits for the template cache:
+// from CacheLagRetry, doubling, to one second.
+func (r *Reconciler) lagBackoff() workqueue.TypedRateLimiter[ctrl.Request] {
+	r.lagOnce.Do(func() {
+		r.lag = workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](CacheLagRetry, time.Second)
+	})
+	return r.lag
 }
 
 func (r *Reconciler) newBinding() client.Object {
@@ -128,9 +149,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
-	// The template comes from the detector's cache, which holds the version
-	// the binding was written from or a later one: the detector's own claim
-	// patch stands in until its informer delivers it.
+	if claimed(b) && !template.Matches(tmpl, b, spec.Resource.ResourceVersion) {
+		// The detector wrote the binding from another version of the
+		// template than the cache holds: an older one (the informer has
+		// not delivered the claim yet; with read-your-writes on, the
+		// detector's claimed copy stands in and this is rare), or a newer
+		// one (the detector is about to rewrite the binding, which
+		// renders it again). Either way, render once they agree. A
+		// binding whose policy is gone is no longer rewritten by the
+		// detector and follows the template as the cache has it.
+		return ctrl.Result{RequeueAfter: r.lagBackoff().When(req)}, nil
+	}
+	r.lagBackoff().Forget(req)
 	ops, cops, clusters, err := r.overrideInputs(ctx, b.GetNamespace())
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("list override inputs of binding %s: %w", req, err)

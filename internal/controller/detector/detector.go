@@ -67,6 +67,10 @@ type Detector struct {
 	// Gate, if set, is touched by every claim and binding write, so status
 	// reports give way to them (see statusgate.Gate).
 	Gate *statusgate.Gate
+	// ReadYourWrites keeps each template as the claim patch returned it
+	// until the informer delivers it, and serves it to Template readers
+	// (fastpath.Options.ReadYourWrites).
+	ReadYourWrites bool
 	// Events, if set, gets Karmada's ApplyPolicySucceed and
 	// ApplyPolicyFailed events on templates when the outcome changes.
 	Events *eventrecord.Recorder

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"maps"
-	"slices"
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -230,7 +227,9 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 	if err != nil {
 		return nil, fmt.Errorf("record claim on %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
-	d.claimed.Store(templateKey{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName()}, updated)
+	if d.ReadYourWrites {
+		d.claimed.Store(templateKey{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName()}, updated)
+	}
 	if claim.Name != "" {
 		klog.FromContext(ctx).V(2).Info("Claimed template", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "policy", claim.Name)
 	}
@@ -293,7 +292,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
 	}
-	if fp := fingerprint(obj); fp != "" && b.GetAnnotations()[TemplateFingerprintAnnotation] == fp && !notFound {
+	if fp := template.Fingerprint(obj); fp != "" && b.GetAnnotations()[template.FingerprintAnnotation] == fp && !notFound {
 		// Only the template's status moved on (aggregation writes it):
 		// keep the recorded version, so the binding is not rewritten and
 		// its Works are not re-rendered for nothing.
@@ -334,10 +333,10 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	for k, v := range p.claim.TemplateAnnotations() {
 		annotations[k] = v
 	}
-	if fp := fingerprint(obj); fp != "" {
-		annotations[TemplateFingerprintAnnotation] = fp
+	if fp := template.Fingerprint(obj); fp != "" {
+		annotations[template.FingerprintAnnotation] = fp
 	} else {
-		delete(annotations, TemplateFingerprintAnnotation)
+		delete(annotations, template.FingerprintAnnotation)
 	}
 	b.SetAnnotations(annotations)
 	b.SetOwnerReferences([]metav1.OwnerReference{{
@@ -375,27 +374,6 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	return nil
 }
 
-// TemplateFingerprintAnnotation on a binding records what of its template
-// the binding was last written from, other than status (see fingerprint).
-const TemplateFingerprintAnnotation = "flotilla.io/template-fingerprint"
-
-// fingerprint identifies a template's non-status content: its generation
-// (bumped by every spec change) and a hash of its labels and annotations.
-// It is empty for kinds without a generation, whose every change counts.
-func fingerprint(obj *unstructured.Unstructured) string {
-	if obj.GetGeneration() == 0 {
-		return ""
-	}
-	h := fnv.New64a()
-	for _, m := range []map[string]string{obj.GetLabels(), obj.GetAnnotations()} {
-		keys := slices.Sorted(maps.Keys(m))
-		for _, k := range keys {
-			fmt.Fprintf(h, "%s=%s\x00", k, m[k])
-		}
-		h.Write([]byte{1})
-	}
-	return fmt.Sprintf("%d-%x", obj.GetGeneration(), h.Sum64())
-}
 
 // deleteBinding removes the binding of a template that no longer exists.
 func (d *Detector) deleteBinding(ctx context.Context, key templateKey, w *watched) error {

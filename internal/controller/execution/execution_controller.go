@@ -66,11 +66,11 @@ const (
 // interpreter.Observed); members without controllers are reported after it.
 // Work creation timestamps have one-second resolution, so the actual wait is
 // between FirstReportGrace-1s and FirstReportGrace.
-var FirstReportGrace = 2 * time.Second
+const FirstReportGrace = 2 * time.Second
 
 // StatusDelay gathers a member object's quick successive changes before
 // its Work is reconciled (status reflection and drift correction).
-var StatusDelay = 100 * time.Millisecond
+const StatusDelay = 100 * time.Millisecond
 
 // Reconciler is the execution controller.
 type Reconciler struct {
@@ -79,6 +79,10 @@ type Reconciler struct {
 	// MemberChanges carries member-object changes (from the registry's
 	// informers) as Work events.
 	MemberChanges chan event.GenericEvent
+	// ReadYourWrites lets a member object just created stand in for its
+	// informer copy until the informer delivers it
+	// (fastpath.Options.ReadYourWrites).
+	ReadYourWrites bool
 	// Events, if set, gets Karmada's SyncSucceed and SyncFailed events on
 	// the Work and its resource template when the outcome of applying it
 	// changes.
@@ -415,7 +419,9 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		switch {
 		case err == nil:
 			isNew = true
-			r.remember(informer, freshKey(m.Name, mapping.Resource, desired), result)
+			if r.ReadYourWrites {
+				r.remember(informer, freshKey(m.Name, mapping.Resource, desired), result)
+			}
 		case apierrors.IsAlreadyExists(err):
 			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
 		case permanent(err):

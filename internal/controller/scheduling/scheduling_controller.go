@@ -40,6 +40,10 @@ type Reconciler struct {
 	Client client.Client
 	// ClusterScoped selects ClusterResourceBindings instead of ResourceBindings.
 	ClusterScoped bool
+	// BornScheduled leaves the Scheduled condition of a binding born
+	// scheduled to the status controller's first write, for
+	// BornScheduledGrace (fastpath.Options.BornScheduled).
+	BornScheduled bool
 	// Events, if set, gets Karmada's ScheduleBindingSucceed and
 	// ScheduleBindingFailed events on the binding and its template when the
 	// outcome changes.
@@ -160,7 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.FromContext(ctx).V(1).Info("scheduled", "binding", klog.KObj(b), "clusters", targetNames(decision.Clusters), "reason", cond.Reason)
 	}
 	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, binding.TemplateRef(spec))
-	if schedErr == nil && binding.BornScheduled(b) {
+	if schedErr == nil && r.BornScheduled && binding.BornScheduled(b) {
 		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
 			// The status controller's first write carries the Scheduled
 			// condition of a binding born scheduled (one status write
@@ -306,4 +310,4 @@ func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond meta
 // condition of a binding born scheduled to the status controller.
 // It outlasts the longest the status controller may defer its first write
 // while propagation is busy (statusgate.StatusMaxDefer).
-var BornScheduledGrace = statusgate.StatusMaxDefer + 10*time.Second
+const BornScheduledGrace = statusgate.StatusMaxDefer + 10*time.Second

@@ -53,7 +53,7 @@ const (
 // before it is re-aggregated: the Works of all its clusters usually report
 // within this window, so the binding and its template are written once
 // instead of once per cluster.
-var AggregationDelay = 200 * time.Millisecond
+const AggregationDelay = 200 * time.Millisecond
 
 // coalesce enqueues the requests mapped from an object after delay; a
 // request already waiting is not added twice.
@@ -88,6 +88,10 @@ type Reconciler struct {
 	// outcome of writing the template's status changes.
 	Events        *eventrecord.Recorder
 	ClusterScoped bool
+	// BornScheduled writes the Scheduled condition of a binding born
+	// scheduled with its first aggregated status
+	// (fastpath.Options.BornScheduled).
+	BornScheduled bool
 	// Gate, if set, defers the binding and template status writes while
 	// propagation is busy (see statusgate.Gate).
 	Gate   *statusgate.Gate
@@ -146,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	items, cond := Aggregate(spec.Clusters, byCluster)
 	cond.ObservedGeneration = b.GetGeneration()
 	newStatus := status.DeepCopy()
-	if binding.BornScheduled(b) {
+	if r.BornScheduled && binding.BornScheduled(b) {
 		// One write instead of two: the scheduler leaves this to us.
 		binding.SetScheduled(newStatus, b.GetGeneration(), "")
 	}
@@ -214,7 +218,7 @@ func (r *Reconciler) keyOnly(req ctrl.Request) client.Object {
 }
 
 // ReportGrace is how long aggregation waits for a new Work's first report.
-var ReportGrace = 3 * time.Second
+const ReportGrace = 3 * time.Second
 
 // unreported returns how long to wait for target clusters whose Work has
 // not reported Applied yet and is younger than ReportGrace, or whose report
