@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -26,7 +27,9 @@ import (
 // once propagation has been quiet for Quiet, or once the report has waited
 // MaxDefer, so a report is delayed by at most MaxDefer (plus one Quiet).
 // Parked reports are not polled: a burst of thousands costs nothing while
-// it waits. A nil *Gate parks nothing.
+// it waits. A nil *Gate parks nothing. All of the gate's time (the end of
+// the last write, when a report was first parked, the release loop's
+// ticks) is read from its clock, so a fake clock drives it in tests.
 type Gate struct {
 	// Quiet is how long after the last propagation write status reports
 	// may go ahead. It must exceed the gap between the consecutive writes
@@ -37,6 +40,15 @@ type Gate struct {
 	// moves under propagation that never pauses.
 	MaxDefer time.Duration
 
+	// clock is where every reading of time and the release loop's ticker
+	// come from: clock.RealClock{} from NewGate, a fake one in tests
+	// (NewGateWithClock). Reading it through the interface on the hot path
+	// (Write, Busy) allocates nothing: RealClock is a zero-size value.
+	clock clock.WithTicker
+	// passed, if set (by tests only), receives a value after each pass of
+	// the release loop, once that pass's releases have been called.
+	passed chan<- struct{}
+
 	last     atomic.Int64 // unix nanoseconds of the last write's end
 	inflight atomic.Int64 // propagation writes in flight
 
@@ -46,9 +58,19 @@ type Gate struct {
 	releasing bool                 // the release loop is running
 }
 
-// NewGate returns a gate with the given Quiet and MaxDefer.
+// NewGate returns a gate with the given Quiet and MaxDefer that runs on
+// the real clock.
 func NewGate(quiet, maxDefer time.Duration) *Gate {
-	return &Gate{Quiet: quiet, MaxDefer: maxDefer, since: map[string]time.Time{}, parked: map[string]func(){}}
+	return NewGateWithClock(quiet, maxDefer, clock.RealClock{})
+}
+
+// NewGateWithClock returns a gate with the given Quiet and MaxDefer that
+// reads time from clk and ticks its release loop with clk's tickers, such
+// as a k8s.io/utils/clock/testing FakeClock whose Step moves the gate on.
+// clk must read a time after 1970 (the gate keeps the last write's end in
+// unix nanoseconds, where 0 means never).
+func NewGateWithClock(quiet, maxDefer time.Duration, clk clock.WithTicker) *Gate {
+	return &Gate{Quiet: quiet, MaxDefer: maxDefer, clock: clk, since: map[string]time.Time{}, parked: map[string]func(){}}
 }
 
 // Write marks a propagation write as in flight until the returned function
@@ -59,7 +81,7 @@ func (g *Gate) Write() (done func()) {
 	}
 	g.inflight.Add(1)
 	return func() {
-		g.last.Store(time.Now().UnixNano())
+		g.last.Store(g.clock.Now().UnixNano())
 		g.inflight.Add(-1)
 	}
 }
@@ -67,7 +89,7 @@ func (g *Gate) Write() (done func()) {
 // Busy reports whether a propagation write is in flight or ended within the
 // last Quiet.
 func (g *Gate) Busy() bool {
-	return g != nil && (g.inflight.Load() > 0 || time.Since(time.Unix(0, g.last.Load())) < g.Quiet)
+	return g != nil && (g.inflight.Load() > 0 || g.clock.Since(time.Unix(0, g.last.Load())) < g.Quiet)
 }
 
 // Park decides whether the status report identified by key (any string
@@ -83,7 +105,7 @@ func (g *Gate) Park(key string, release func()) bool {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := time.Now()
+	now := g.clock.Now()
 	first, seen := g.since[key]
 	if !seen {
 		first = now
@@ -97,7 +119,13 @@ func (g *Gate) Park(key string, release func()) bool {
 	g.parked[key] = release
 	if !g.releasing {
 		g.releasing = true
-		go g.releaseLoop()
+		// The ticker starts here, under the lock, rather than in the
+		// goroutine: its first tick is then due Quiet/2 after this Park
+		// whenever the goroutine gets to run, and a fake clock stepped
+		// right after Park returns already drives it. A ticker needs a
+		// positive period; a Quiet under 2ns ticks as fast as it can,
+		// as the loop did with a zero sleep.
+		go g.releaseLoop(g.clock.NewTicker(max(g.Quiet/2, 1)))
 	}
 	return true
 }
@@ -115,14 +143,15 @@ func (g *Gate) Pending(key string) bool {
 }
 
 // releaseLoop releases parked reports once propagation is quiet, and the
-// ones that reached MaxDefer before that; it ends when nothing is parked.
-func (g *Gate) releaseLoop() {
-	tick := g.Quiet / 2
+// ones that reached MaxDefer before that, looking at each tick of ticker
+// (every Quiet/2); it stops ticker and ends when nothing is parked.
+func (g *Gate) releaseLoop(ticker clock.Ticker) {
+	defer ticker.Stop()
 	for {
-		time.Sleep(tick)
+		<-ticker.C()
 		g.mu.Lock()
 		quiet := !g.Busy()
-		now := time.Now()
+		now := g.clock.Now()
 		var due []func()
 		for key, release := range g.parked {
 			if quiet || now.Sub(g.since[key]) >= g.MaxDefer {
@@ -144,6 +173,9 @@ func (g *Gate) releaseLoop() {
 		g.mu.Unlock()
 		for _, release := range due {
 			release()
+		}
+		if g.passed != nil {
+			g.passed <- struct{}{}
 		}
 		if done {
 			return
