@@ -17,6 +17,11 @@ const (
 	MaxDelay  = 30 * time.Second
 )
 
+// ConflictRetry is how soon a write that lost an optimistic-lock race (a
+// Conflict) is tried again, on a fresh read: at once, in effect, since the
+// cache has usually caught up by then.
+const ConflictRetry = 5 * time.Millisecond
+
 // RateLimiter is the retry back-off of one queue: per item, exponential
 // from BaseDelay to MaxDelay. Unlike controller-runtime's and Karmada's
 // default there is no queue-wide token bucket (10 retries/s, burst 100):

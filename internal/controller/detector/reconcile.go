@@ -374,7 +374,6 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	return nil
 }
 
-
 // deleteBinding removes the binding of a template that no longer exists.
 func (d *Detector) deleteBinding(ctx context.Context, key templateKey, w *watched) error {
 	b := binding.New(key.Namespace, binding.Name(key.Name, w.gvk.Kind))

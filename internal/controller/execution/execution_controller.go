@@ -261,7 +261,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// Someone else wrote the member object between our read and
 			// our write (its controllers, or a person): retry on a fresh
 			// read instead of reporting a failure that is not one.
-			return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+			return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 		}
 	}
 	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
@@ -279,10 +279,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
-
-// ConflictRetry is how soon a write that lost an optimistic-lock race is
-// tried again, on a fresh read.
-const ConflictRetry = 5 * time.Millisecond
 
 // rejectedError is a member's refusal of a manifest as invalid (a field
 // that is immutable there, a value its validation forbids): retrying the
@@ -377,7 +373,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		// Only this controller writes Work status; a conflict means the
 		// binding controller changed the spec, and the retry reads it.
 		if err := r.Client.Status().Update(ctx, w); apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+			return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}

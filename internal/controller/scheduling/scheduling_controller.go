@@ -174,16 +174,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, schedErr == nil); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: ConflictRetry}, nil
+		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("write Scheduled condition of binding %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
 }
-
-// ConflictRetry is how soon a status write that lost an optimistic-lock
-// race is tried again, on a fresh read.
-const ConflictRetry = 5 * time.Millisecond
 
 // scheduleBinding is the operation whose outcome the scheduler reports.
 var scheduleBinding = eventrecord.Operation{Succeed: events.ScheduleBindingSucceed, Failed: events.ScheduleBindingFailed}

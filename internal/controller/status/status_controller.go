@@ -36,7 +36,6 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
@@ -174,7 +173,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// update costs the API server less than a patch of the stored
 		// binding.
 		if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: scheduling.ConflictRetry}, nil
+			return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
