@@ -6,63 +6,48 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
+	"maps"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/go-openapi/jsonpointer"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
 
 // This file holds the JSON pointer (RFC 6901) and JSON patch (RFC 6902: add, remove, replace)
-// machinery shared by the plaintext overrider, the field overrider and the workload overriders.
+// access shared by the plaintext overrider, the field overrider and the workload overriders.
 // Documents are the generic trees of encoding/json and unstructured: map[string]any, []any,
 // string, bool, int64, float64 and nil.
-
-// parsePointer splits a JSON pointer into its unescaped reference tokens. "" is the whole
-// document.
-func parsePointer(pointer string) ([]string, error) {
-	if pointer == "" {
-		return nil, nil
-	}
-	if !strings.HasPrefix(pointer, "/") {
-		return nil, fmt.Errorf("JSON pointer %q does not start with '/'", pointer)
-	}
-	tokens := strings.Split(pointer[1:], "/")
-	for i, t := range tokens {
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return tokens, nil
-}
+//
+// Pointers are read with go-openapi/jsonpointer and patches applied with evanphx/json-patch/v5,
+// the libraries Karmada's override manager uses, with Karmada's options (the library defaults):
+// so edge cases behave as in Karmada, including the library's extensions to RFC 6902 (an array
+// index may be negative, counting from the end, and may have leading zeros).
 
 // valueAt returns the value the pointer designates in doc.
 func valueAt(doc any, pointer string) (any, error) {
-	tokens, err := parsePointer(pointer)
+	p, err := jsonpointer.New(pointer)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("JSON pointer %q: %w", pointer, err)
 	}
-	node := doc
-	for i, tok := range tokens {
-		switch n := node.(type) {
-		case map[string]any:
-			child, ok := n[tok]
-			if !ok {
-				return nil, fmt.Errorf("%s does not exist", describeTokens(tokens[:i+1]))
-			}
-			node = child
-		case []any:
-			idx, err := arrayIndex(tok, len(n), false)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", describeTokens(tokens[:i+1]), err)
-			}
-			node = n[idx]
-		default:
-			return nil, fmt.Errorf("%s is a %s, not an object or array", describeTokens(tokens[:i]), typeName(node))
-		}
+	v, _, err := p.Get(doc)
+	if err != nil {
+		return nil, fmt.Errorf("JSON pointer %q: %w", pointer, err)
 	}
-	return node, nil
+	return v, nil
 }
 
-// patch applies one add, remove or replace operation at pointer and returns the new document;
-// containers inside doc are changed in place. The semantics are RFC 6902's: add sets an object
+// patchOptions are the library defaults Karmada applies patches with, except that <, > and & are
+// not escaped in the output (which is decoded again, so escaping would only cost time).
+var patchOptions = func() *jsonpatch.ApplyOptions {
+	o := jsonpatch.NewApplyOptions()
+	o.EscapeHTML = false
+	return o
+}()
+
+// patch applies one add, remove or replace operation at pointer and returns the new document.
+// When doc is an object and the result is one too, doc itself is updated, so callers holding the
+// root map see the change. The semantics are those of evanphx/json-patch: add sets an object
 // member (replacing an existing one) or inserts into an array ("-" appends) and needs the parent
 // to exist; remove and replace need the target to exist.
 func patch(doc any, op policyv1alpha1.OverriderOperator, pointer string, value any) (any, error) {
@@ -71,118 +56,50 @@ func patch(doc any, op policyv1alpha1.OverriderOperator, pointer string, value a
 	default:
 		return nil, fmt.Errorf("unsupported operator %q (want add, remove or replace)", op)
 	}
-	tokens, err := parsePointer(pointer)
+	docJSON, err := encodeJSON(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode the document: %w", err)
+	}
+	operation, err := patchOperation(op, pointer, value)
 	if err != nil {
 		return nil, err
 	}
-	if len(tokens) == 0 {
-		if op == policyv1alpha1.OverriderOpRemove {
-			return nil, errors.New("cannot remove the whole document")
-		}
-		return value, nil
-	}
-	return patchAt(doc, tokens, 0, op, value)
-}
-
-// patchAt applies the operation to the node at tokens[:depth] and returns the node to store in
-// its parent (arrays change identity when they grow or shrink).
-func patchAt(node any, tokens []string, depth int, op policyv1alpha1.OverriderOperator, value any) (any, error) {
-	tok, last := tokens[depth], depth == len(tokens)-1
-	here := describeTokens(tokens[:depth+1])
-	switch n := node.(type) {
-	case map[string]any:
-		child, exists := n[tok]
-		if last {
-			if !exists && op != policyv1alpha1.OverriderOpAdd {
-				return nil, fmt.Errorf("%s does not exist", here)
-			}
-			if op == policyv1alpha1.OverriderOpRemove {
-				delete(n, tok)
-			} else {
-				n[tok] = value
-			}
-			return n, nil
-		}
-		if !exists {
-			return nil, fmt.Errorf("%s does not exist", here)
-		}
-		updated, err := patchAt(child, tokens, depth+1, op, value)
-		if err != nil {
-			return nil, err
-		}
-		n[tok] = updated
-		return n, nil
-	case []any:
-		if last {
-			return patchArray(n, tok, here, op, value)
-		}
-		idx, err := arrayIndex(tok, len(n), false)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", here, err)
-		}
-		updated, err := patchAt(n[idx], tokens, depth+1, op, value)
-		if err != nil {
-			return nil, err
-		}
-		n[idx] = updated
-		return n, nil
-	default:
-		return nil, fmt.Errorf("%s is a %s, not an object or array", describeTokens(tokens[:depth]), typeName(node))
-	}
-}
-
-func patchArray(arr []any, tok, here string, op policyv1alpha1.OverriderOperator, value any) ([]any, error) {
-	idx, err := arrayIndex(tok, len(arr), op == policyv1alpha1.OverriderOpAdd)
+	out, err := jsonpatch.Patch{operation}.ApplyWithOptions(docJSON, patchOptions)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", here, err)
+		return nil, err
 	}
-	switch op {
-	case policyv1alpha1.OverriderOpAdd:
-		out := make([]any, 0, len(arr)+1)
-		out = append(out, arr[:idx]...)
-		out = append(out, value)
-		return append(out, arr[idx:]...), nil
-	case policyv1alpha1.OverriderOpRemove:
-		out := make([]any, 0, len(arr)-1)
-		out = append(out, arr[:idx]...)
-		return append(out, arr[idx+1:]...), nil
-	default:
-		arr[idx] = value
-		return arr, nil
+	updated, err := decodeJSON(out)
+	if err != nil {
+		return nil, fmt.Errorf("decode the patched document: %w", err)
 	}
+	root, isMap := doc.(map[string]any)
+	updatedRoot, stillMap := updated.(map[string]any)
+	if isMap && stillMap {
+		clear(root)
+		maps.Copy(root, updatedRoot)
+		return root, nil
+	}
+	return updated, nil
 }
 
-// arrayIndex parses an array reference token. With forAdd, "-" and len are valid and mean "at
-// the end".
-func arrayIndex(tok string, length int, forAdd bool) (int, error) {
-	if forAdd && tok == "-" {
-		return length, nil
+// patchOperation builds one JSON patch operation; remove carries no value.
+func patchOperation(op policyv1alpha1.OverriderOperator, pointer string, value any) (jsonpatch.Operation, error) {
+	raw := func(v any) (*json.RawMessage, error) {
+		b, err := encodeJSON(v)
+		m := json.RawMessage(b)
+		return &m, err
 	}
-	if tok == "" || (len(tok) > 1 && tok[0] == '0') || strings.TrimLeft(tok, "0123456789") != "" {
-		return 0, fmt.Errorf("%q is not an array index", tok)
+	kind, _ := raw(string(op))
+	path, _ := raw(pointer)
+	operation := jsonpatch.Operation{"op": kind, "path": path}
+	if op != policyv1alpha1.OverriderOpRemove {
+		v, err := raw(value)
+		if err != nil {
+			return nil, fmt.Errorf("encode the value: %w", err)
+		}
+		operation["value"] = v
 	}
-	idx, err := strconv.Atoi(tok)
-	limit := length - 1
-	if forAdd {
-		limit = length
-	}
-	if err != nil || idx > limit {
-		return 0, fmt.Errorf("index %s is out of range (array length %d)", tok, length)
-	}
-	return idx, nil
-}
-
-// describeTokens renders a token prefix back as a pointer, for error messages.
-func describeTokens(tokens []string) string {
-	if len(tokens) == 0 {
-		return "the document root"
-	}
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
-	}
-	return strconv.Quote(b.String())
+	return operation, nil
 }
 
 func typeName(v any) string {
