@@ -6,48 +6,77 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
-	"github.com/go-openapi/jsonpointer"
+	"strconv"
+	"strings"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
 
 // This file holds the JSON pointer (RFC 6901) and JSON patch (RFC 6902: add, remove, replace)
-// access shared by the plaintext overrider, the field overrider and the workload overriders.
+// machinery shared by the plaintext overrider, the field overrider and the workload overriders.
 // Documents are the generic trees of encoding/json and unstructured: map[string]any, []any,
 // string, bool, int64, float64 and nil.
 //
-// Pointers are read with go-openapi/jsonpointer and patches applied with evanphx/json-patch/v5,
-// the libraries Karmada's override manager uses, with Karmada's options (the library defaults):
-// so edge cases behave as in Karmada, including the library's extensions to RFC 6902 (an array
-// index may be negative, counting from the end, and may have leading zeros).
+// Why not github.com/evanphx/json-patch/v5 (what Karmada's override manager uses, already in the
+// module graph): it patches JSON text, not decoded trees, so every use costs an encode of the
+// whole manifest, the library's own parse and re-encode, and a decode back into the unstructured
+// tree. Measured with BenchmarkApplyTypicalOverridePolicy (three plaintext operations, a registry
+// override and two labels on a two-container Deployment; 2 cores, 2026-11-30, best of 5): this
+// code 34 µs, 203 allocs, 21 KB per Apply; the library per operation 412 µs, 2098 allocs,
+// 125 KB; the library with all plaintext operations of a rule in one patch, as Karmada does,
+// 206 µs, 1060 allocs, 67 KB. That is 170 µs or more added to every Work the binding controller
+// renders, so the patch stays here (bench/README.md has the runs).
+//
+// Where this code and Karmada's library-backed plaintext overrider differ, only on pointers
+// RFC 6901 and RFC 6902 reject: the library also reads negative array indexes (counting from the
+// end) and indexes with leading zeros ("01"); here both are errors.
+
+// parsePointer splits a JSON pointer into its unescaped reference tokens. "" is the whole
+// document.
+func parsePointer(pointer string) ([]string, error) {
+	if pointer == "" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(pointer, "/") {
+		return nil, fmt.Errorf("JSON pointer %q does not start with '/'", pointer)
+	}
+	tokens := strings.Split(pointer[1:], "/")
+	for i, t := range tokens {
+		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return tokens, nil
+}
 
 // valueAt returns the value the pointer designates in doc.
 func valueAt(doc any, pointer string) (any, error) {
-	p, err := jsonpointer.New(pointer)
+	tokens, err := parsePointer(pointer)
 	if err != nil {
-		return nil, fmt.Errorf("JSON pointer %q: %w", pointer, err)
+		return nil, err
 	}
-	v, _, err := p.Get(doc)
-	if err != nil {
-		return nil, fmt.Errorf("JSON pointer %q: %w", pointer, err)
+	node := doc
+	for i, tok := range tokens {
+		switch n := node.(type) {
+		case map[string]any:
+			child, ok := n[tok]
+			if !ok {
+				return nil, fmt.Errorf("%s does not exist", describeTokens(tokens[:i+1]))
+			}
+			node = child
+		case []any:
+			idx, err := arrayIndex(tok, len(n), false)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", describeTokens(tokens[:i+1]), err)
+			}
+			node = n[idx]
+		default:
+			return nil, fmt.Errorf("%s is a %s, not an object or array", describeTokens(tokens[:i]), typeName(node))
+		}
 	}
-	return v, nil
+	return node, nil
 }
 
-// patchOptions are the library defaults Karmada applies patches with, except that <, > and & are
-// not escaped in the output (which is decoded again, so escaping would only cost time).
-var patchOptions = func() *jsonpatch.ApplyOptions {
-	o := jsonpatch.NewApplyOptions()
-	o.EscapeHTML = false
-	return o
-}()
-
-// patch applies one add, remove or replace operation at pointer and returns the new document.
-// When doc is an object and the result is one too, doc itself is updated, so callers holding the
-// root map see the change. The semantics are those of evanphx/json-patch: add sets an object
+// patch applies one add, remove or replace operation at pointer and returns the new document;
+// containers inside doc are changed in place. The semantics are RFC 6902's: add sets an object
 // member (replacing an existing one) or inserts into an array ("-" appends) and needs the parent
 // to exist; remove and replace need the target to exist.
 func patch(doc any, op policyv1alpha1.OverriderOperator, pointer string, value any) (any, error) {
@@ -56,50 +85,118 @@ func patch(doc any, op policyv1alpha1.OverriderOperator, pointer string, value a
 	default:
 		return nil, fmt.Errorf("unsupported operator %q (want add, remove or replace)", op)
 	}
-	docJSON, err := encodeJSON(doc)
-	if err != nil {
-		return nil, fmt.Errorf("encode the document: %w", err)
-	}
-	operation, err := patchOperation(op, pointer, value)
+	tokens, err := parsePointer(pointer)
 	if err != nil {
 		return nil, err
 	}
-	out, err := jsonpatch.Patch{operation}.ApplyWithOptions(docJSON, patchOptions)
-	if err != nil {
-		return nil, err
+	if len(tokens) == 0 {
+		if op == policyv1alpha1.OverriderOpRemove {
+			return nil, errors.New("cannot remove the whole document")
+		}
+		return value, nil
 	}
-	updated, err := decodeJSON(out)
-	if err != nil {
-		return nil, fmt.Errorf("decode the patched document: %w", err)
-	}
-	root, isMap := doc.(map[string]any)
-	updatedRoot, stillMap := updated.(map[string]any)
-	if isMap && stillMap {
-		clear(root)
-		maps.Copy(root, updatedRoot)
-		return root, nil
-	}
-	return updated, nil
+	return patchAt(doc, tokens, 0, op, value)
 }
 
-// patchOperation builds one JSON patch operation; remove carries no value.
-func patchOperation(op policyv1alpha1.OverriderOperator, pointer string, value any) (jsonpatch.Operation, error) {
-	raw := func(v any) (*json.RawMessage, error) {
-		b, err := encodeJSON(v)
-		m := json.RawMessage(b)
-		return &m, err
-	}
-	kind, _ := raw(string(op))
-	path, _ := raw(pointer)
-	operation := jsonpatch.Operation{"op": kind, "path": path}
-	if op != policyv1alpha1.OverriderOpRemove {
-		v, err := raw(value)
-		if err != nil {
-			return nil, fmt.Errorf("encode the value: %w", err)
+// patchAt applies the operation to the node at tokens[:depth] and returns the node to store in
+// its parent (arrays change identity when they grow or shrink).
+func patchAt(node any, tokens []string, depth int, op policyv1alpha1.OverriderOperator, value any) (any, error) {
+	tok, last := tokens[depth], depth == len(tokens)-1
+	here := describeTokens(tokens[:depth+1])
+	switch n := node.(type) {
+	case map[string]any:
+		child, exists := n[tok]
+		if last {
+			if !exists && op != policyv1alpha1.OverriderOpAdd {
+				return nil, fmt.Errorf("%s does not exist", here)
+			}
+			if op == policyv1alpha1.OverriderOpRemove {
+				delete(n, tok)
+			} else {
+				n[tok] = value
+			}
+			return n, nil
 		}
-		operation["value"] = v
+		if !exists {
+			return nil, fmt.Errorf("%s does not exist", here)
+		}
+		updated, err := patchAt(child, tokens, depth+1, op, value)
+		if err != nil {
+			return nil, err
+		}
+		n[tok] = updated
+		return n, nil
+	case []any:
+		if last {
+			return patchArray(n, tok, here, op, value)
+		}
+		idx, err := arrayIndex(tok, len(n), false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", here, err)
+		}
+		updated, err := patchAt(n[idx], tokens, depth+1, op, value)
+		if err != nil {
+			return nil, err
+		}
+		n[idx] = updated
+		return n, nil
+	default:
+		return nil, fmt.Errorf("%s is a %s, not an object or array", describeTokens(tokens[:depth]), typeName(node))
 	}
-	return operation, nil
+}
+
+func patchArray(arr []any, tok, here string, op policyv1alpha1.OverriderOperator, value any) ([]any, error) {
+	idx, err := arrayIndex(tok, len(arr), op == policyv1alpha1.OverriderOpAdd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", here, err)
+	}
+	switch op {
+	case policyv1alpha1.OverriderOpAdd:
+		out := make([]any, 0, len(arr)+1)
+		out = append(out, arr[:idx]...)
+		out = append(out, value)
+		return append(out, arr[idx:]...), nil
+	case policyv1alpha1.OverriderOpRemove:
+		out := make([]any, 0, len(arr)-1)
+		out = append(out, arr[:idx]...)
+		return append(out, arr[idx+1:]...), nil
+	default:
+		arr[idx] = value
+		return arr, nil
+	}
+}
+
+// arrayIndex parses an array reference token. With forAdd, "-" and len are valid and mean "at
+// the end".
+func arrayIndex(tok string, length int, forAdd bool) (int, error) {
+	if forAdd && tok == "-" {
+		return length, nil
+	}
+	if tok == "" || (len(tok) > 1 && tok[0] == '0') || strings.TrimLeft(tok, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not an array index", tok)
+	}
+	idx, err := strconv.Atoi(tok)
+	limit := length - 1
+	if forAdd {
+		limit = length
+	}
+	if err != nil || idx > limit {
+		return 0, fmt.Errorf("index %s is out of range (array length %d)", tok, length)
+	}
+	return idx, nil
+}
+
+// describeTokens renders a token prefix back as a pointer, for error messages.
+func describeTokens(tokens []string) string {
+	if len(tokens) == 0 {
+		return "the document root"
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	return strconv.Quote(b.String())
 }
 
 func typeName(v any) string {
