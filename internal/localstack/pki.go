@@ -2,19 +2,19 @@ package localstack
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 )
 
 // PKI holds the paths of the per-stack certificate authority and the
@@ -22,14 +22,23 @@ import (
 // loopback serving certificate; clients authenticate with the admin client
 // certificate (group system:masters), so RBAC stays on.
 type PKI struct {
-	Dir                     string
-	CACert, CAKey           string
+	// Dir is <data-dir>/pki, which holds every file below.
+	Dir string
+	// CACert and CAKey are the stack's CA (ca.crt, ca.key): the API servers'
+	// client CA, the kubeconfigs' certificate authority, and the signer of
+	// member CSRs.
+	CACert, CAKey string
+	// ServingCert and ServingKey (apiserver.crt, apiserver.key) are served by
+	// every API server, controller manager and scheduler of the stack.
 	ServingCert, ServingKey string
-	AdminCert, AdminKey     string
+	// AdminCert and AdminKey (admin.crt, admin.key) are the client
+	// certificate the kubeconfigs embed.
+	AdminCert, AdminKey string
 }
 
 // certValidity is how long generated certificates last: a local stack is
-// long-lived, and expiry would lock users out of their own data.
+// long-lived, and expiry would lock users out of their own data. It equals
+// the ten years client-go's cert.NewSelfSignedCACert gives the CA.
 const certValidity = 10 * 365 * 24 * time.Hour
 
 // PKIPaths returns where the stack's PKI lives under dataDir, without creating it.
@@ -54,24 +63,18 @@ func (p PKI) ServiceAccountKeys(cluster string) (private, public string) {
 
 // EnsurePKI creates whatever is missing of the CA, the serving and admin
 // certificates and the service-account keys of clusters. Existing files are
-// kept, so a restarted stack keeps its identity and issued tokens stay valid.
+// kept, so a restarted stack keeps its identity and issued tokens stay valid;
+// a pair with one file missing (an interrupted write) is issued again, and a
+// new CA reissues the certificates it signs. Keys are ECDSA P-256 in
+// "EC PRIVATE KEY" PEM files of mode 0600; certificates are PEM files of mode
+// 0644 in the 0700 pki directory.
 func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 	p := PKIPaths(dataDir)
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return p, fmt.Errorf("create pki dir: %w", err)
 	}
-	if !exists(p.CACert) || !exists(p.CAKey) {
-		key, err := newKey()
-		if err != nil {
-			return p, err
-		}
-		tmpl := &x509.Certificate{
-			Subject:               pkix.Name{CommonName: "flotilla-ca"},
-			IsCA:                  true,
-			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-			BasicConstraintsValid: true,
-		}
-		if err := writeCert(p.CACert, p.CAKey, tmpl, tmpl, key, key); err != nil {
+	if !pairPresent(p.CACert, p.CAKey) {
+		if err := writeCA(p.CACert, p.CAKey); err != nil {
 			return p, err
 		}
 		// A new CA invalidates every leaf signed by an old one.
@@ -83,11 +86,13 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 	if err != nil {
 		return p, err
 	}
-	if !exists(p.ServingCert) || !exists(p.ServingKey) {
+	if !pairPresent(p.ServingCert, p.ServingKey) {
 		tmpl := &x509.Certificate{
 			Subject:     pkix.Name{CommonName: "flotilla-apiserver"},
 			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+			// Clients dial the loopback addresses; the kubernetes Service's
+			// names and cluster IP are what in-cluster clients would use.
 			DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 			IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("10.96.0.1")},
 		}
@@ -95,7 +100,7 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 			return p, err
 		}
 	}
-	if !exists(p.AdminCert) || !exists(p.AdminKey) {
+	if !pairPresent(p.AdminCert, p.AdminKey) {
 		tmpl := &x509.Certificate{
 			Subject:     pkix.Name{CommonName: "flotilla-admin", Organization: []string{"system:masters"}},
 			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
@@ -107,91 +112,134 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 	}
 	for _, c := range clusters {
 		priv, pub := p.ServiceAccountKeys(c)
-		if exists(priv) && exists(pub) {
+		if pairPresent(priv, pub) {
 			continue
 		}
-		key, err := newKey()
-		if err != nil {
-			return p, err
-		}
-		if err := writeKey(priv, key); err != nil {
-			return p, err
-		}
-		der, err := x509.MarshalPKIXPublicKey(key.Public())
-		if err != nil {
-			return p, err
-		}
-		if err := os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o600); err != nil {
-			return p, err
+		if err := writeServiceAccountKeys(priv, pub); err != nil {
+			return p, fmt.Errorf("service-account keys of %s: %w", c, err)
 		}
 	}
 	return p, nil
 }
 
-func newKey() (*ecdsa.PrivateKey, error) {
-	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// clockSkew backdates certificates, so a component whose clock is slightly
+// behind does not reject a certificate issued a moment ago.
+const clockSkew = time.Hour
+
+// pairPresent reports whether both files of a certificate/key (or key/public
+// key) pair can be read. A lone file counts as absent, so the pair is issued
+// again rather than left half-written.
+func pairPresent(first, second string) bool {
+	ok, err := cert.CanReadCertAndKey(first, second)
+	return ok && err == nil
 }
 
-func signLeaf(certPath, keyPath string, tmpl *x509.Certificate, ca *x509.Certificate, caKey crypto.Signer) error {
-	key, err := newKey()
+// newKey generates an ECDSA P-256 key and returns it with its PEM encoding.
+func newKey() (crypto.Signer, []byte, error) {
+	keyPEM, err := keyutil.MakeEllipticPrivateKeyPEM()
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key: %w", err)
+	}
+	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read generated key: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("generated key of type %T cannot sign", key)
+	}
+	return signer, keyPEM, nil
+}
+
+// writeCA writes a new self-signed CA, valid for certValidity, and its key.
+func writeCA(certPath, keyPath string) error {
+	key, keyPEM, err := newKey()
 	if err != nil {
 		return err
 	}
-	return writeCert(certPath, keyPath, tmpl, ca, key, caKey)
+	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "flotilla-ca", NotBefore: time.Now().Add(-clockSkew)}, key)
+	if err != nil {
+		return fmt.Errorf("create CA %s: %w", certPath, err)
+	}
+	certPEM, err := cert.EncodeCertificates(ca)
+	if err != nil {
+		return fmt.Errorf("encode CA %s: %w", certPath, err)
+	}
+	return writePair(certPath, keyPath, certPEM, keyPEM)
 }
 
-func writeCert(certPath, keyPath string, tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.Signer) error {
+// signLeaf issues the certificate described by tmpl (subject, usages, SANs)
+// under the CA, with a new key, valid for certValidity. This step uses
+// crypto/x509 directly: client-go's util/cert only makes self-signed
+// certificates (a CA, or a serving certificate under a throwaway CA of its
+// own), so it can neither sign with the stack's CA nor issue the admin's
+// client-auth certificate in system:masters.
+func signLeaf(certPath, keyPath string, tmpl *x509.Certificate, ca *x509.Certificate, caKey crypto.Signer) error {
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return err
+	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	if err != nil {
-		return err
+		return fmt.Errorf("serial number for %s: %w", certPath, err)
 	}
+	now := time.Now()
 	tmpl.SerialNumber = serial
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(certValidity)
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), signer)
+	tmpl.NotBefore = now.Add(-clockSkew)
+	tmpl.NotAfter = now.Add(certValidity)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
 	if err != nil {
 		return fmt.Errorf("sign certificate %s: %w", certPath, err)
 	}
-	if err := writeKey(keyPath, key); err != nil {
-		return err
-	}
-	return os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	return writePair(certPath, keyPath, pem.EncodeToMemory(&pem.Block{Type: cert.CertificateBlockType, Bytes: der}), keyPEM)
 }
 
-func writeKey(path string, key *ecdsa.PrivateKey) error {
-	der, err := x509.MarshalECPrivateKey(key)
+// writePair writes the key first, so a certificate on disk always has its key.
+func writePair(certPath, keyPath string, certPEM, keyPEM []byte) error {
+	if err := keyutil.WriteKey(keyPath, keyPEM); err != nil {
+		return fmt.Errorf("write key %s: %w", keyPath, err)
+	}
+	if err := cert.WriteCert(certPath, certPEM); err != nil {
+		return fmt.Errorf("write certificate %s: %w", certPath, err)
+	}
+	return nil
+}
+
+// writeServiceAccountKeys writes a new token-signing key and its public half
+// ("PUBLIC KEY" PEM, what --service-account-key-file reads). keyutil reads
+// public keys but has no encoder for them, so that one is encoded here.
+func writeServiceAccountKeys(privPath, pubPath string) error {
+	key, keyPEM, err := newKey()
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600)
+	der, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return fmt.Errorf("encode public key: %w", err)
+	}
+	if err := keyutil.WriteKey(privPath, keyPEM); err != nil {
+		return fmt.Errorf("write %s: %w", privPath, err)
+	}
+	if err := keyutil.WriteKey(pubPath, pem.EncodeToMemory(&pem.Block{Type: keyutil.PublicKeyBlockType, Bytes: der})); err != nil {
+		return fmt.Errorf("write %s: %w", pubPath, err)
+	}
+	return nil
 }
 
+// loadCA reads the stack's CA certificate and key.
 func loadCA(certPath, keyPath string) (*x509.Certificate, crypto.Signer, error) {
-	certPEM, err := os.ReadFile(certPath)
+	hint := fmt.Sprintf("delete %s to regenerate the stack's CA", filepath.Dir(certPath))
+	certs, err := cert.CertsFromFile(certPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read CA certificate: %w; %s", err, hint)
 	}
-	keyPEM, err := os.ReadFile(keyPath)
+	key, err := keyutil.PrivateKeyFromFile(keyPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read CA key: %w; %s", err, hint)
 	}
-	cb, _ := pem.Decode(certPEM)
-	kb, _ := pem.Decode(keyPEM)
-	if cb == nil || kb == nil {
-		return nil, nil, fmt.Errorf("%s or %s is not PEM; delete %s to regenerate the stack's CA", certPath, keyPath, filepath.Dir(certPath))
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("CA key %s of type %T cannot sign; %s", keyPath, key, hint)
 	}
-	cert, err := x509.ParseCertificate(cb.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	key, err := x509.ParseECPrivateKey(kb.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cert, key, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return !errors.Is(err, os.ErrNotExist)
+	return certs[0], signer, nil
 }

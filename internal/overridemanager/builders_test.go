@@ -96,7 +96,7 @@ func member(name string, labels map[string]string) *clusterv1alpha1.Cluster {
 }
 
 // object decodes a YAML manifest.
-func object(t *testing.T, manifest string) *unstructured.Unstructured {
+func object(t testing.TB, manifest string) *unstructured.Unstructured {
 	t.Helper()
 	asJSON, err := yaml.YAMLToJSON([]byte(manifest))
 	if err != nil {

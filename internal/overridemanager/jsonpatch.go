@@ -16,6 +16,25 @@ import (
 // machinery shared by the plaintext overrider, the field overrider and the workload overriders.
 // Documents are the generic trees of encoding/json and unstructured: map[string]any, []any,
 // string, bool, int64, float64 and nil.
+//
+// Why not github.com/evanphx/json-patch/v5 (what Karmada's override manager uses, already in the
+// module graph): it patches JSON text, not decoded trees, so every use costs an encode of the
+// whole manifest, the library's own parse and re-encode, and a decode back into the unstructured
+// tree. Measured with BenchmarkApplyTypicalOverridePolicy (three plaintext operations, a registry
+// override and two labels on a two-container Deployment; 2 cores, 2026-11-30, median of 5): this
+// code 33 µs, 203 allocs, 21 KB per Apply; the library per operation 294 µs, 2098 allocs,
+// 125 KB; the library with all plaintext operations of a rule in one patch, as Karmada does,
+// 157 µs, 1060 allocs, 67 KB. That adds 120 µs or more to every Work the binding controller
+// renders, so the patch stays here (bench/README.md has the runs).
+//
+// This code and Karmada's library-backed overriders agree on valid pointers and operations, with
+// these exceptions, kept as they are:
+//   - Karmada also takes array indexes RFC 6901 rejects: negative (counting from the end), with
+//     leading zeros ("01") or a sign ("+1"); here they are errors.
+//   - An empty reference token before the last ("/a//b") fails in Karmada; here it names the
+//     member "" as RFC 6901 says.
+//   - Karmada writes a fieldOverrider's JSON document back in its original key order with <, >
+//     and & escaped; encodeJSON sorts keys and escapes nothing (the same JSON value).
 
 // parsePointer splits a JSON pointer into its unescaped reference tokens. "" is the whole
 // document.
