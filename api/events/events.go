@@ -44,6 +44,12 @@ const (
 	SyncFailed = "SyncFailed"
 )
 
-// ValidationFailed is raised on a policy whose content breaks a rule that
-// CEL cannot express (a cron schedule, a time zone, an override value).
-const ValidationFailed = "ValidationFailed"
+// Events on policies whose content breaks a rule that CEL cannot express (a
+// cron schedule, a time zone, an override value).
+const (
+	// ValidationFailed: the object breaks such a rule; the message names
+	// every bad field.
+	ValidationFailed = "ValidationFailed"
+	// ValidationSucceeded: an object that failed validation was fixed.
+	ValidationSucceeded = "ValidationSucceeded"
+)

@@ -14,10 +14,6 @@ import (
 // Karmada's default.
 const DefaultSchedulerName = "default-scheduler"
 
-// ReasonScheduled is the Scheduled condition's reason for a successful
-// decision, as in Karmada.
-const ReasonScheduled = "Success"
-
 // AppliedPlacementAnnotation records, on a binding, the placement its
 // spec.clusters were computed from (Karmada's annotation), written in the
 // same patch as spec.clusters.
@@ -50,7 +46,7 @@ func BornScheduled(b client.Object) bool {
 // chosen cluster affinity's name ("" for a single clusterAffinity).
 func SetScheduled(status *workv1alpha2.ResourceBindingStatus, generation int64, affinity string) {
 	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue,
-		Reason: ReasonScheduled, Message: "Binding has been scheduled successfully.", ObservedGeneration: generation})
+		Reason: workv1alpha2.BindingReasonSuccess, Message: "Binding has been scheduled successfully.", ObservedGeneration: generation})
 	status.SchedulerObservedGeneration = generation
 	status.SchedulerObservedAffinityName = affinity
 	now := metav1.Now()

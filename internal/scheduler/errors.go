@@ -5,20 +5,22 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
 
-// Reasons of a binding's Scheduled condition, with Karmada's strings. ConditionReason maps a
-// Schedule error to one of them. (work/v1alpha2 does not define these reasons yet.)
+// Reasons of a binding's Scheduled condition, with Karmada's strings (defined in work/v1alpha2).
+// ConditionReason maps a Schedule error to one of them.
 const (
 	// ReasonSuccess: the binding was scheduled.
-	ReasonSuccess = "Success"
+	ReasonSuccess = workv1alpha2.BindingReasonSuccess
 	// ReasonNoClusterFit: every cluster was filtered out (see NoClusterFitError).
-	ReasonNoClusterFit = "NoClusterFit"
+	ReasonNoClusterFit = workv1alpha2.BindingReasonNoClusterFit
 	// ReasonUnschedulable: clusters fit, but the replicas or spread constraints cannot be
 	// satisfied right now, for example for lack of resources (see UnschedulableError).
-	ReasonUnschedulable = "Unschedulable"
+	ReasonUnschedulable = workv1alpha2.BindingReasonUnschedulable
 	// ReasonSchedulerError: anything else, for example a placement that does not compile.
-	ReasonSchedulerError = "SchedulerError"
+	ReasonSchedulerError = workv1alpha2.BindingReasonSchedulerError
 )
 
 // messageLimit bounds NoClusterFitError messages, well below the 32768-byte limit of a

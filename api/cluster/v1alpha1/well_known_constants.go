@@ -4,6 +4,12 @@ package v1alpha1
 const (
 	// ClusterConditionReady is True when the member API server answers its health checks.
 	ClusterConditionReady = "Ready"
+	// ClusterReadyReason: the Ready condition is True.
+	ClusterReadyReason = "ClusterReady"
+	// ClusterNotReadyReason: the member answers but reports itself unhealthy.
+	ClusterNotReadyReason = "ClusterNotReady"
+	// ClusterNotReachableReason: the member's API server cannot be reached.
+	ClusterNotReachableReason = "ClusterNotReachable"
 
 	// ClusterConditionCompleteAPIEnablements is True when status.apiEnablements lists every
 	// group/version the member cluster serves (discovery returned no partial failure).

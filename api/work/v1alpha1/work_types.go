@@ -148,6 +148,15 @@ const (
 	WorkDispatching = "Dispatching"
 )
 
+// Reasons of the Work's Applied condition, with Karmada's strings.
+const (
+	// WorkAppliedSuccessfulReason: every manifest was applied.
+	WorkAppliedSuccessfulReason = "AppliedSuccessful"
+	// WorkAppliedFailedReason: some manifest could not be applied; the
+	// message says why.
+	WorkAppliedFailedReason = "AppliedFailed"
+)
+
 // WorkList is a list of Work.
 //
 // +kubebuilder:object:root=true

@@ -400,6 +400,32 @@ const (
 	FullyApplied = "FullyApplied"
 )
 
+// Reasons of the Scheduled condition, with Karmada's strings.
+const (
+	// BindingReasonSuccess: the scheduler placed the binding.
+	BindingReasonSuccess = "Success"
+	// BindingReasonNoClusterFit: no cluster passed the placement's filters
+	// (affinity, taints, API enablement, spread constraints); spec.clusters
+	// is emptied.
+	BindingReasonNoClusterFit = "NoClusterFit"
+	// BindingReasonUnschedulable: clusters fit but cannot hold the replicas
+	// (capacity, spread); the last placement is kept.
+	BindingReasonUnschedulable = "Unschedulable"
+	// BindingReasonSchedulerError: the placement could not be evaluated (an
+	// invalid selector, an unknown value); the last placement is kept.
+	BindingReasonSchedulerError = "SchedulerError"
+)
+
+// Reasons of the FullyApplied condition, with Karmada's strings.
+const (
+	// FullyAppliedSuccessReason: every target cluster's Work is applied and
+	// holds the current rendering of the template.
+	FullyAppliedSuccessReason = "FullyAppliedSuccess"
+	// FullyAppliedFailedReason: some target cluster's Work is not applied
+	// yet, failed, or holds an earlier rendering; the message names them.
+	FullyAppliedFailedReason = "FullyAppliedFailed"
+)
+
 // ResourceBindingList is a list of ResourceBinding.
 //
 // +kubebuilder:object:root=true

@@ -32,13 +32,6 @@ import (
 // Work and every object Flotilla created in the member, is gone.
 const Finalizer = "karmada.io/cluster-controller"
 
-// Condition reasons of the Ready condition, as Karmada reports them.
-const (
-	ReasonClusterReady        = "ClusterReady"
-	ReasonClusterNotReady     = "ClusterNotReady"
-	ReasonClusterNotReachable = "ClusterNotReachable"
-)
-
 // DefaultStatusUpdateFrequency is how often a member is probed unless
 // Reconciler.StatusUpdateFrequency says otherwise (Karmada's
 // --cluster-status-update-frequency default).
@@ -144,14 +137,14 @@ func (r *Reconciler) observe(ctx context.Context, cluster *clusterv1alpha1.Clust
 	}
 	m, err := r.Members.ForCluster(ctx, cluster)
 	if err != nil {
-		return setReady(metav1.ConditionFalse, ReasonClusterNotReachable, err.Error())
+		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReachableReason, err.Error())
 	}
 	body, err := m.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 	if err != nil {
-		return setReady(metav1.ConditionFalse, ReasonClusterNotReachable, fmt.Sprintf("cluster is not reachable: %v", err))
+		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReachableReason, fmt.Sprintf("cluster is not reachable: %v", err))
 	}
 	if strings.TrimSpace(string(body)) != "ok" {
-		return setReady(metav1.ConditionFalse, ReasonClusterNotReady, "cluster's /readyz is not ok: "+string(body))
+		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReadyReason, "cluster's /readyz is not ok: "+string(body))
 	}
 	if v, err := m.Kube.Discovery().ServerVersion(); err == nil {
 		status.KubernetesVersion = v.GitVersion
@@ -170,9 +163,9 @@ func (r *Reconciler) observe(ctx context.Context, cluster *clusterv1alpha1.Clust
 		Message: "", ObservedGeneration: cluster.Generation,
 	})
 	if err := summarize(ctx, m, &status); err != nil {
-		return setReady(metav1.ConditionFalse, ReasonClusterNotReady, fmt.Sprintf("cannot read nodes and pods: %v", err))
+		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReadyReason, fmt.Sprintf("cannot read nodes and pods: %v", err))
 	}
-	return setReady(metav1.ConditionTrue, ReasonClusterReady, "cluster is healthy and ready to accept workloads")
+	return setReady(metav1.ConditionTrue, clusterv1alpha1.ClusterReadyReason, "cluster is healthy and ready to accept workloads")
 }
 
 // apiEnablements lists every group version and kind the member serves,

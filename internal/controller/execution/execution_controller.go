@@ -55,12 +55,6 @@ import (
 // Finalizer holds a Work until its objects are removed from the member.
 const Finalizer = binding.ExecutionFinalizer
 
-// Condition reasons of the Work's Applied condition, as in Karmada.
-const (
-	ReasonAppliedSuccessful = "AppliedSuccessful"
-	ReasonAppliedFailed     = "AppliedFailed"
-)
-
 // FirstReportGrace bounds how long a new Work's first status report waits
 // for the member's controllers to observe its objects (see
 // interpreter.Observed); members without controllers are reported after it.
@@ -339,10 +333,10 @@ func templateOf(w *workv1alpha1.Work) (runtime.Object, string) {
 
 // report writes the Applied condition and manifest statuses when they changed.
 func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses []workv1alpha1.ManifestStatus, applyErr error) (ctrl.Result, error) {
-	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: ReasonAppliedSuccessful,
+	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: workv1alpha1.WorkAppliedSuccessfulReason,
 		Message: "Manifest has been successfully applied", ObservedGeneration: w.Generation}
 	if applyErr != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonAppliedFailed, applyErr.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.WorkAppliedFailedReason, applyErr.Error()
 	}
 	before := w.Status.DeepCopy()
 	// A namespace being deleted in the member (its template's namespace is

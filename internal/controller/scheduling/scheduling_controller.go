@@ -140,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		in.Previous, in.ObservedAffinityName = nil, ""
 	}
 	decision, schedErr := scheduler.Decide(in)
-	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: binding.ReasonScheduled,
+	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
 	var noFit *scheduler.NoClusterFitError
 	switch {

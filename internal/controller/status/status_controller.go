@@ -42,12 +42,6 @@ import (
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
-// Reasons of the FullyApplied condition, as in Karmada.
-const (
-	ReasonFullyAppliedSuccess = "FullyAppliedSuccess"
-	ReasonFullyAppliedFailed  = "FullyAppliedFailed"
-)
-
 // AggregationDelay is how long Work changes of one binding are gathered
 // before it is re-aggregated: the Works of all its clusters usually report
 // within this window, so the binding and its template are written once
@@ -277,18 +271,18 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 		items = append(items, item)
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].ClusterName < items[j].ClusterName })
-	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: ReasonFullyAppliedSuccess,
+	cond := metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue, Reason: workv1alpha2.FullyAppliedSuccessReason,
 		Message: "All works have been successfully applied"}
 	switch {
 	case len(targets) == 0:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonFullyAppliedFailed, "The binding is not scheduled to any cluster yet"
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason, "The binding is not scheduled to any cluster yet"
 	case len(pending) > 0:
 		sort.Strings(pending)
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonFullyAppliedFailed
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
 		cond.Message = fmt.Sprintf("Not applied yet in %d of %d clusters: %s", len(pending), len(targets), strings.Join(pending, ", "))
 	case len(stale) > 0:
 		sort.Strings(stale)
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonFullyAppliedFailed
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
 		cond.Message = fmt.Sprintf("The Works of %d of %d clusters hold an earlier version of the template: %s", len(stale), len(targets), strings.Join(stale, "; "))
 	}
 	return items, cond

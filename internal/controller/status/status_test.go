@@ -36,12 +36,12 @@ func TestAggregate(t *testing.T) {
 	if items[1].Applied || items[1].AppliedMessage != "already exists" {
 		t.Errorf("member2 item should carry the failure: %+v", items[1])
 	}
-	if cond.Status != metav1.ConditionFalse || cond.Reason != ReasonFullyAppliedFailed || cond.Message != "Not applied yet in 2 of 3 clusters: member2, member3" {
+	if cond.Status != metav1.ConditionFalse || cond.Reason != workv1alpha2.FullyAppliedFailedReason || cond.Message != "Not applied yet in 2 of 3 clusters: member2, member3" {
 		t.Errorf("condition: %+v", cond)
 	}
 	works["member2"] = work(metav1.ConditionTrue, "", `{}`)
 	works["member3"] = work(metav1.ConditionTrue, "", `{}`)
-	if _, cond := Aggregate(targets, works); cond.Status != metav1.ConditionTrue || cond.Reason != ReasonFullyAppliedSuccess {
+	if _, cond := Aggregate(targets, works); cond.Status != metav1.ConditionTrue || cond.Reason != workv1alpha2.FullyAppliedSuccessReason {
 		t.Errorf("all applied: %+v", cond)
 	}
 	if _, cond := Aggregate(nil, works); cond.Status != metav1.ConditionFalse {
@@ -59,7 +59,7 @@ func TestAggregateStaleRenderingIsNotFullyApplied(t *testing.T) {
 		t.Errorf("member3's Work is applied (an earlier rendering); its item should say so: %+v", items[1])
 	}
 	want := "The Works of 1 of 2 clusters hold an earlier version of the template: member3 (override for cluster member3: /spec/nosuch does not exist)"
-	if cond.Status != metav1.ConditionFalse || cond.Reason != ReasonFullyAppliedFailed || cond.Message != want {
-		t.Errorf("condition = %+v, want False/%s %q", cond, ReasonFullyAppliedFailed, want)
+	if cond.Status != metav1.ConditionFalse || cond.Reason != workv1alpha2.FullyAppliedFailedReason || cond.Message != want {
+		t.Errorf("condition = %+v, want False/%s %q", cond, workv1alpha2.FullyAppliedFailedReason, want)
 	}
 }

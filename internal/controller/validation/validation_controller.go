@@ -8,6 +8,7 @@ package validation
 
 import (
 	"context"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
@@ -15,13 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
-)
-
-// Event reasons.
-const (
-	ReasonValidationFailed    = "ValidationFailed"
-	ReasonValidationSucceeded = "ValidationSucceeded"
 )
 
 // Reconciler validates objects of one kind.
@@ -36,7 +32,8 @@ type Reconciler struct {
 	// reported remembers the last verdict per object so an event is sent
 	// only on a change of verdict (the process restarts with a clean slate
 	// and reports again, which is harmless).
-	reported map[client.ObjectKey]string
+	// It is safe for parallel reconciles.
+	reported sync.Map // client.ObjectKey -> string
 }
 
 // Kinds returns the validation controllers Flotilla runs.
@@ -62,7 +59,6 @@ func Kinds(c client.Client, rec record.EventRecorder) []*Reconciler {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.reported = map[client.ObjectKey]string{}
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Name).For(r.New()).Complete(r)
 }
 
@@ -70,23 +66,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.New()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
-		delete(r.reported, req.NamespacedName)
+		r.reported.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	verdict := ""
 	if errs := r.Validate(obj); len(errs) > 0 {
 		verdict = errs.ToAggregate().Error()
 	}
-	last, seen := r.reported[req.NamespacedName]
-	if seen && last == verdict {
+	last, seen := r.reported.Swap(req.NamespacedName, verdict)
+	if seen && last.(string) == verdict {
 		return ctrl.Result{}, nil
 	}
-	r.reported[req.NamespacedName] = verdict
 	switch {
 	case verdict != "":
-		r.Recorder.Event(obj, "Warning", ReasonValidationFailed, verdict+"; fix the spec: as written it cannot take effect")
+		r.Recorder.Event(obj, "Warning", events.ValidationFailed, verdict+"; fix the spec: as written it cannot take effect")
 	case seen:
-		r.Recorder.Event(obj, "Normal", ReasonValidationSucceeded, "the spec is valid")
+		r.Recorder.Event(obj, "Normal", events.ValidationSucceeded, "the spec is valid")
 	}
 	return ctrl.Result{}, nil
 }
