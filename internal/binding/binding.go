@@ -84,9 +84,16 @@ func WorkName(kind, namespace, name string) string {
 	return fmt.Sprintf("%s-%x", base, h.Sum32())
 }
 
+// Object is either twin: a ResourceBinding or a ClusterResourceBinding,
+// with its spec and status behind accessors.
+type Object interface {
+	client.Object
+	workv1alpha2.Binding
+}
+
 // New returns an empty binding object: a ResourceBinding when namespace is
 // set, else a ClusterResourceBinding.
-func New(namespace, name string) client.Object {
+func New(namespace, name string) Object {
 	if namespace == "" {
 		b := &workv1alpha2.ClusterResourceBinding{}
 		b.Name = name
@@ -97,27 +104,11 @@ func New(namespace, name string) client.Object {
 	return b
 }
 
-// Spec returns the binding's spec for either twin; it panics on other types.
-func Spec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return &b.Spec
-	case *workv1alpha2.ClusterResourceBinding:
-		return &b.Spec
-	}
-	panic(fmt.Sprintf("binding.Spec: %T is not a binding", obj))
-}
+// Spec returns the binding's spec, for reading and writing in place.
+func Spec(b Object) *workv1alpha2.ResourceBindingSpec { return b.GetSpec() }
 
-// Status returns the binding's status for either twin; it panics on other types.
-func Status(obj client.Object) *workv1alpha2.ResourceBindingStatus {
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		return &b.Status
-	case *workv1alpha2.ClusterResourceBinding:
-		return &b.Status
-	}
-	panic(fmt.Sprintf("binding.Status: %T is not a binding", obj))
-}
+// Status returns the binding's status, for reading and writing in place.
+func Status(b Object) *workv1alpha2.ResourceBindingStatus { return b.GetStatus() }
 
 // IDLabel is the permanent-id label key for this kind of binding.
 func IDLabel(obj client.Object) string {
@@ -146,16 +137,29 @@ func TemplateRef(spec *workv1alpha2.ResourceBindingSpec) *unstructured.Unstructu
 }
 
 // Kind selects one of the twins; controllers run once per Kind.
-type Kind bool
+type Kind uint8
 
 // The two binding kinds.
 const (
-	Namespaced    Kind = false
-	ClusterScoped Kind = true
+	// Namespaced is work.karmada.io/v1alpha2 ResourceBinding.
+	Namespaced Kind = iota
+	// ClusterScoped is work.karmada.io/v1alpha2 ClusterResourceBinding.
+	ClusterScoped
 )
 
+// Kinds lists both binding kinds, for controllers that run once per kind.
+var Kinds = []Kind{Namespaced, ClusterScoped}
+
+// String is the kind's name, ResourceBinding or ClusterResourceBinding.
+func (k Kind) String() string {
+	if k == ClusterScoped {
+		return "ClusterResourceBinding"
+	}
+	return "ResourceBinding"
+}
+
 // Empty returns an empty object of this kind, for Get and For.
-func (k Kind) Empty() client.Object {
+func (k Kind) Empty() Object {
 	if k == ClusterScoped {
 		return &workv1alpha2.ClusterResourceBinding{}
 	}

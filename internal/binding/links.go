@@ -31,9 +31,9 @@ type TemplateGetter interface {
 }
 
 // WorkOwner maps a Work to the request of its binding of the given kind, if any.
-func WorkOwner(w client.Object, clusterScoped bool) []reconcile.Request {
+func WorkOwner(w client.Object, kind Kind) []reconcile.Request {
 	a := w.GetAnnotations()
-	if clusterScoped {
+	if kind == ClusterScoped {
 		if n := a[ClusterNameAnnotation]; n != "" {
 			return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: n}}}
 		}

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
@@ -31,7 +30,7 @@ func AppliedPlacement(spec *workv1alpha2.ResourceBindingSpec) string {
 // affinity) and whose Scheduled condition is not written yet. Its
 // scheduling outcome is known (success), so whichever status write comes
 // first records it with SetScheduled.
-func BornScheduled(b client.Object) bool {
+func BornScheduled(b Object) bool {
 	spec, status := Spec(b), Status(b)
 	if b.GetGeneration() != 1 || len(spec.Clusters) == 0 || spec.Placement == nil || len(spec.Placement.ClusterAffinities) > 0 ||
 		meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled) != nil {

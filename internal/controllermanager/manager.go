@@ -152,15 +152,15 @@ var builders = []builder{
 			s.detector.Preschedule = scheduling.Preschedule
 		}
 		var out []setup
-		for _, cs := range []bool{false, true} {
-			out = append(out, &scheduling.Reconciler{Client: s.client, ClusterScoped: cs, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
+		for _, kind := range binding.Kinds {
+			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
 		}
 		return out, nil
 	}},
 	{"binding", func(s *shared) ([]setup, error) {
 		var out []setup
-		for _, cs := range []bool{false, true} {
-			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, ClusterScoped: cs, Gate: s.gate, Events: s.events}
+		for _, kind := range binding.Kinds {
+			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Kind: kind, Gate: s.gate, Events: s.events}
 			if s.opts.FastPaths.Handoff && s.on["execution"] {
 				// New Works are applied by the binding controller's own
 				// goroutine, a watch delivery sooner.
@@ -175,9 +175,9 @@ var builders = []builder{
 	}},
 	{"status", func(s *shared) ([]setup, error) {
 		var out []setup
-		for _, cs := range []bool{false, true} {
+		for _, kind := range binding.Kinds {
 			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Resources: s.detector.ResourceFor,
-				ClusterScoped: cs, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
+				Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
 		}
 		return out, nil
 	}},

@@ -44,9 +44,10 @@ import (
 
 // Reconciler is the binding controller for one binding kind.
 type Reconciler struct {
-	Client        client.Client
-	Templates     binding.TemplateGetter
-	ClusterScoped bool
+	Client    client.Client
+	Templates binding.TemplateGetter
+	// Kind selects ResourceBindings or ClusterResourceBindings.
+	Kind binding.Kind
 	// Gate, if set, is touched by every Work write (see statusgate.Gate).
 	Gate *statusgate.Gate
 	// Events, if set, gets Karmada's SyncWorkSucceed and SyncWorkFailed
@@ -64,7 +65,7 @@ type Reconciler struct {
 
 // claimed reports whether a policy still claims the binding's template (the
 // detector keeps such bindings in step with their template).
-func claimed(b client.Object) bool {
+func claimed(b binding.Object) bool {
 	l := b.GetLabels()
 	return l[policymatch.PropagationPolicyPermanentIDLabel] != "" || l[policymatch.ClusterPropagationPolicyPermanentIDLabel] != ""
 }
@@ -78,8 +79,8 @@ func (r *Reconciler) lagBackoff() workqueue.TypedRateLimiter[ctrl.Request] {
 	return r.lag
 }
 
-func (r *Reconciler) newBinding() client.Object {
-	return binding.Kind(r.ClusterScoped).Empty()
+func (r *Reconciler) newBinding() binding.Object {
+	return r.Kind.Empty()
 }
 
 // SetupWithManager registers the controller. A change to one of its Works'
@@ -89,10 +90,10 @@ func (r *Reconciler) newBinding() client.Object {
 // render and cache reads.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	specOrMetadata := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
-	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("binding")).
+	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("binding")).
 		For(r.newBinding(), builder.WithPredicates(specOrMetadata)).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
-			return binding.WorkOwner(o, r.ClusterScoped)
+			return binding.WorkOwner(o, r.Kind)
 		}), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false }, // written by this controller
 			UpdateFunc: func(e event.UpdateEvent) bool { return specOrMetadata.Update(e) },
@@ -112,7 +113,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // bindingsIn re-renders the bindings an override policy or a cluster may
 // affect: those in its namespace, or all for a cluster-scoped object.
 func (r *Reconciler) bindingsIn(ctx context.Context, policy client.Object) []ctrl.Request {
-	keys, err := binding.Kind(r.ClusterScoped).Keys(ctx, r.Client, policy.GetNamespace())
+	keys, err := r.Kind.Keys(ctx, r.Client, policy.GetNamespace())
 	if err != nil {
 		return nil
 	}
@@ -198,7 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 var syncWork = eventrecord.Operation{Succeed: events.SyncWorkSucceed, Failed: events.SyncWorkFailed}
 
 // bindingRef names a binding in event messages: ResourceBinding(ns/name).
-func bindingRef(b client.Object) string {
+func bindingRef(b binding.Object) string {
 	if b.GetNamespace() == "" {
 		return "ClusterResourceBinding(" + b.GetName() + ")"
 	}
@@ -206,7 +207,7 @@ func bindingRef(b client.Object) string {
 }
 
 // finalize deletes a binding's Works, then releases the binding.
-func (r *Reconciler) finalize(ctx context.Context, b client.Object, id string) (ctrl.Result, error) {
+func (r *Reconciler) finalize(ctx context.Context, b binding.Object, id string) (ctrl.Result, error) {
 	remaining, err := r.deleteWorks(ctx, id, nil)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -237,7 +238,7 @@ type rendering struct {
 // cluster that exists. A cluster that does not exist or is being deleted
 // (unjoined, and not yet removed from spec.clusters by the scheduler) gets
 // none: its execution namespace is gone or going too.
-func (r *Reconciler) render(tmpl *unstructured.Unstructured, b client.Object, clusters map[string]*clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) []rendering {
+func (r *Reconciler) render(tmpl *unstructured.Unstructured, b binding.Object, clusters map[string]*clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) []rendering {
 	var out []rendering
 	for _, tc := range binding.Spec(b).Clusters {
 		c, ok := clusters[tc.Name]
@@ -268,7 +269,7 @@ func keepNamespaces(targets []workv1alpha2.TargetCluster) map[string]bool {
 // template's last member copy is not held behind the writes for the
 // others. A cluster whose rendering failed keeps its current Work, marked
 // with StaleRenderingAnnotation; the others go ahead.
-func (r *Reconciler) writeWorks(ctx context.Context, b client.Object, id string, renderings []rendering) error {
+func (r *Reconciler) writeWorks(ctx context.Context, b binding.Object, id string, renderings []rendering) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(renderings))
 	for i, rd := range renderings {
@@ -295,7 +296,7 @@ var errStaleCache = errors.New("the Work cache is behind the API server")
 
 // markStale records on a cluster's existing Work that it holds an earlier
 // rendering, and why.
-func (r *Reconciler) markStale(ctx context.Context, b client.Object, ns string, why error) error {
+func (r *Reconciler) markStale(ctx context.Context, b binding.Object, ns string, why error) error {
 	spec := binding.Spec(b)
 	w := &workv1alpha1.Work{}
 	key := client.ObjectKey{Namespace: ns, Name: binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)}
@@ -354,7 +355,7 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 }
 
 // ensureWork creates or updates the Work in ns holding manifest.
-func (r *Reconciler) ensureWork(ctx context.Context, b client.Object, id, ns string, manifest *unstructured.Unstructured) error {
+func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, ns string, manifest *unstructured.Unstructured) error {
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
 		return err
@@ -462,7 +463,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 // annotations added: work name, template generation, resolved conflict
 // resolution, and the lists of label and annotation keys the manifest sets
 // (so keys removed from the template are removed from the member too).
-func Render(tmpl *unstructured.Unstructured, b client.Object, tc workv1alpha2.TargetCluster, override func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+func Render(tmpl *unstructured.Unstructured, b binding.Object, tc workv1alpha2.TargetCluster, override func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	spec := binding.Spec(b)
 	m := tmpl.DeepCopy()
 	interpreter.Prune(m)

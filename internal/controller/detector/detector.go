@@ -63,7 +63,7 @@ type Detector struct {
 	RediscoverEvery time.Duration
 	// Preschedule, if set, fills a new binding's target clusters before it
 	// is created (the in-process scheduler's scheduling.Preschedule).
-	Preschedule func(ctx context.Context, c client.Reader, b client.Object) error
+	Preschedule func(ctx context.Context, c client.Reader, b binding.Object) error
 	// Gate, if set, is touched by every claim and binding write, so status
 	// reports give way to them (see statusgate.Gate).
 	Gate *statusgate.Gate

@@ -286,7 +286,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	if err != nil && !notFound {
 		return err
 	}
-	before := b.DeepCopyObject().(client.Object)
+	before := b.DeepCopyObject().(binding.Object)
 	spec := binding.Spec(b)
 	spec.Resource = workv1alpha2.ObjectReference{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),

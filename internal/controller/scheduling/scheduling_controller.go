@@ -38,8 +38,8 @@ import (
 // Reconciler schedules bindings of one kind (namespaced or cluster-scoped).
 type Reconciler struct {
 	Client client.Client
-	// ClusterScoped selects ClusterResourceBindings instead of ResourceBindings.
-	ClusterScoped bool
+	// Kind selects ResourceBindings or ClusterResourceBindings.
+	Kind binding.Kind
 	// BornScheduled leaves the Scheduled condition of a binding born
 	// scheduled to the status controller's first write, for
 	// BornScheduledGrace (fastpath.Options.BornScheduled).
@@ -52,15 +52,15 @@ type Reconciler struct {
 	Gate *statusgate.Gate
 }
 
-func (r *Reconciler) newBinding() client.Object {
-	return binding.Kind(r.ClusterScoped).Empty()
+func (r *Reconciler) newBinding() binding.Object {
+	return r.Kind.Empty()
 }
 
 // SetupWithManager registers the controller; cluster changes that can alter
 // feasibility (readiness, labels, spec, served APIs, deletion) reschedule
 // every binding of this kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("scheduler")).
+	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("scheduler")).
 		For(r.newBinding()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -88,7 +88,7 @@ func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
 }
 
 func (r *Reconciler) enqueueAll(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	keys, err := binding.Kind(r.ClusterScoped).Keys(ctx, r.Client, "")
+	keys, err := r.Kind.Keys(ctx, r.Client, "")
 	if err != nil {
 		return
 	}
@@ -187,7 +187,7 @@ var scheduleBinding = eventrecord.Operation{Succeed: events.ScheduleBindingSucce
 // dropVanished removes from spec.clusters every cluster that no longer
 // exists (deleted or unjoined), whichever scheduler placed it: a binding
 // never points at a cluster that is not there.
-func (r *Reconciler) dropVanished(ctx context.Context, b client.Object, clusters []clusterv1alpha1.Cluster) error {
+func (r *Reconciler) dropVanished(ctx context.Context, b binding.Object, clusters []clusterv1alpha1.Cluster) error {
 	exists := make(map[string]bool, len(clusters))
 	for i := range clusters {
 		exists[clusters[i].Name] = true
@@ -223,7 +223,7 @@ func targetNames(tcs []workv1alpha2.TargetCluster) []string {
 // write and one controller hop fewer on the propagation path. It leaves an
 // unschedulable binding empty; the controller then reports why. Only for
 // the default scheduler, and only when it runs in this process.
-func Preschedule(ctx context.Context, c client.Reader, b client.Object) error {
+func Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
 	spec := binding.Spec(b)
 	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
 		return nil
@@ -264,7 +264,7 @@ func live(clusters []clusterv1alpha1.Cluster) []*clusterv1alpha1.Cluster {
 
 // recordDecision sets spec.clusters and the placement they were computed
 // from, which are written together.
-func recordDecision(b client.Object, clusters []workv1alpha2.TargetCluster, placement string) {
+func recordDecision(b binding.Object, clusters []workv1alpha2.TargetCluster, placement string) {
 	binding.Spec(b).Clusters = clusters
 	ann := b.GetAnnotations()
 	if ann == nil {
@@ -274,7 +274,7 @@ func recordDecision(b client.Object, clusters []workv1alpha2.TargetCluster, plac
 	b.SetAnnotations(ann)
 }
 
-func (r *Reconciler) writeStatus(ctx context.Context, b client.Object, cond metav1.Condition, affinity string, ok bool) error {
+func (r *Reconciler) writeStatus(ctx context.Context, b binding.Object, cond metav1.Condition, affinity string, ok bool) error {
 	status := binding.Status(b)
 	// The status controller writes other conditions of the same list; the
 	// optimistic lock turns a stale read into a retry instead of dropping

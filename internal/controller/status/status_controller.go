@@ -79,8 +79,9 @@ type Reconciler struct {
 	// Events, if set, gets Karmada's AggregateStatusSucceed and
 	// AggregateStatusFailed events on the binding and its template when the
 	// outcome of writing the template's status changes.
-	Events        *eventrecord.Recorder
-	ClusterScoped bool
+	Events *eventrecord.Recorder
+	// Kind selects ResourceBindings or ClusterResourceBindings.
+	Kind binding.Kind
 	// BornScheduled writes the Scheduled condition of a binding born
 	// scheduled with its first aggregated status
 	// (fastpath.Options.BornScheduled).
@@ -95,17 +96,17 @@ type Reconciler struct {
 	rejected sync.Map
 }
 
-func (r *Reconciler) newBinding() client.Object {
-	return binding.Kind(r.ClusterScoped).Empty()
+func (r *Reconciler) newBinding() binding.Object {
+	return r.Kind.Empty()
 }
 
 // SetupWithManager registers the controller; every Work change re-aggregates its binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
-	return ctrl.NewControllerManagedBy(mgr).Named(binding.Kind(r.ClusterScoped).ControllerName("status")).
+	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("status")).
 		For(r.newBinding()).
 		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
-			return binding.WorkOwner(o, r.ClusterScoped)
+			return binding.WorkOwner(o, r.Kind)
 		})).
 		WatchesRawSource(r.wakeup.Source()).
 		WithOptions(reconcilequeue.Options(8)).
@@ -188,7 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // bindingRef names a binding in event messages: ResourceBinding(ns/name).
-func bindingRef(b client.Object) string {
+func bindingRef(b binding.Object) string {
 	if b.GetNamespace() == "" {
 		return "ClusterResourceBinding(" + b.GetName() + ")"
 	}
@@ -199,7 +200,7 @@ func bindingRef(b client.Object) string {
 var aggregateStatus = eventrecord.Operation{Succeed: events.AggregateStatusSucceed, Failed: events.AggregateStatusFailed}
 
 func (r *Reconciler) reportKey(req ctrl.Request) string {
-	return binding.Kind(r.ClusterScoped).ControllerName("status") + "/" + req.String()
+	return r.Kind.ControllerName("status") + "/" + req.String()
 }
 
 // keyOnly is an empty binding carrying the request's name, for a Wakeup.
@@ -315,7 +316,7 @@ var errRejected = errors.New("aggregated status refused")
 // validation forbids) is reported once, as an AggregateStatusFailed
 // Warning, and not written again: retrying cannot fix it, and a loop would
 // only load the API server. Other failures are retried with back-off.
-func (r *Reconciler) writeTemplateStatus(ctx context.Context, req ctrl.Request, b client.Object, spec *workv1alpha2.ResourceBindingSpec, u *templateUpdate) error {
+func (r *Reconciler) writeTemplateStatus(ctx context.Context, req ctrl.Request, b binding.Object, spec *workv1alpha2.ResourceBindingSpec, u *templateUpdate) error {
 	tmpl, updated := u.from, u.to
 	gvk := binding.ResourceGVK(spec)
 	gvr, ok := r.Resources(gvk)
