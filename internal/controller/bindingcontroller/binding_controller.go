@@ -18,12 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -168,6 +170,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	renderings := r.render(tmpl, b, clusters, ops, cops)
 	syncErr := r.writeWorks(ctx, b, id, renderings)
+	log.FromContext(ctx).V(1).Info("Rendered Works", "binding", klog.KObj(b), "clusters", renderedClusters(renderings), "err", syncErr)
 	if errors.Is(syncErr, errStaleCache) {
 		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil
 	}
@@ -193,6 +196,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	_, err = r.deleteWorks(ctx, id, keepNamespaces(spec.Clusters))
 	return ctrl.Result{}, err
+}
+
+// renderedClusters lists, for logs, each target cluster and whether its
+// rendering failed ("member3!").
+func renderedClusters(rs []rendering) []string {
+	out := make([]string, 0, len(rs))
+	for _, rd := range rs {
+		if rd.err != nil {
+			out = append(out, rd.cluster+"!")
+		} else {
+			out = append(out, rd.cluster)
+		}
+	}
+	return out
 }
 
 // syncWork is the operation whose outcome the binding controller reports.

@@ -379,7 +379,7 @@ func (d *Detector) work(ctx context.Context) {
 		}
 		err := d.reconcile(ctx, key)
 		if err != nil {
-			klog.FromContext(ctx).V(2).Info("Requeue template", "gvr", key.GVR.String(), "namespace", key.Namespace, "name", key.Name, "err", err.Error())
+			klog.FromContext(ctx).V(1).Info("Requeue template", "gvr", key.GVR.String(), "namespace", key.Namespace, "name", key.Name, "err", err.Error())
 			d.queue.AddRateLimited(key)
 		} else {
 			d.queue.Forget(key)

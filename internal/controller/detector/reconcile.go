@@ -231,7 +231,7 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 		d.claimed.Store(templateKey{GVR: gvr, Namespace: obj.GetNamespace(), Name: obj.GetName()}, updated)
 	}
 	if claim.Name != "" {
-		klog.FromContext(ctx).V(2).Info("Claimed template", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "policy", claim.Name)
+		klog.FromContext(ctx).V(1).Info("Claimed template", "kind", obj.GetKind(), "template", klog.KObj(obj), "policy", claim.Name, "readYourWrites", d.ReadYourWrites)
 	}
 	return updated, nil
 }
@@ -355,6 +355,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		done := d.Gate.Write()
 		err := d.Client.Create(ctx, b)
 		done()
+		klog.FromContext(ctx).V(1).Info("Created binding", "binding", klog.KObj(b), "prescheduled", len(binding.Spec(b).Clusters) > 0, "err", err)
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			return fmt.Errorf("create binding %s: %w", b.GetName(), errBindingCacheLag)
@@ -371,6 +372,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	if err := d.Client.Update(ctx, b); err != nil {
 		return fmt.Errorf("update binding %s: %w", b.GetName(), err)
 	}
+	klog.FromContext(ctx).V(1).Info("Updated binding", "binding", klog.KObj(b), "templateResourceVersion", binding.Spec(b).Resource.ResourceVersion)
 	return nil
 }
 

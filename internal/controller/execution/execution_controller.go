@@ -30,12 +30,15 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -73,6 +76,9 @@ type Reconciler struct {
 	// MemberChanges carries member-object changes (from the registry's
 	// informers) as Work events.
 	MemberChanges chan event.GenericEvent
+	// Clock tells the time of creations and report graces; nil is the
+	// real clock.
+	Clock clock.PassiveClock
 	// ReadYourWrites lets a member object just created stand in for its
 	// informer copy until the informer delivers it
 	// (fastpath.Options.ReadYourWrites).
@@ -109,6 +115,14 @@ func rejectionKey(existing, desired *unstructured.Unstructured) string {
 	h := fnv.New64a()
 	h.Write(raw)
 	return existing.GetResourceVersion() + "/" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// clock is the Reconciler's Clock, the real one by default.
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
 }
 
 // lock serialises the work on one Work between Handoff and Reconcile.
@@ -151,13 +165,14 @@ func (r *Reconciler) handoffNow(ctx context.Context, w *workv1alpha1.Work) {
 	if err != nil {
 		return
 	}
+	log.FromContext(ctx).V(1).Info("Handoff", "work", klog.KObj(w))
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
 			continue
 		}
 		if _, _, isNew, _ := r.apply(ctx, m, w, i, desired); isNew {
-			r.handoff.Store(key, time.Now())
+			r.handoff.Store(key, r.clock().Now())
 		}
 	}
 }
@@ -241,7 +256,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		st, observed, isNew, err := r.apply(ctx, m, w, i, desired)
 		settled = settled && observed
 		if isNew {
-			createdAt = time.Now()
+			createdAt = r.clock().Now()
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -259,7 +274,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
-		time.Since(createdAt) < FirstReportGrace {
+		r.clock().Since(createdAt) < FirstReportGrace {
 		// A new object has no status yet and its controllers fill it in
 		// within moments: the first report waits for them (the member
 		// object's change events wake this Work up), so the Work's status
@@ -269,7 +284,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// there is one: creation timestamps have whole seconds, and timing
 		// reports from them would fire every Work's report at the top of a
 		// second, together with whatever is being propagated then.
-		return ctrl.Result{RequeueAfter: FirstReportGrace - time.Since(createdAt)}, nil
+		return ctrl.Result{RequeueAfter: FirstReportGrace - r.clock().Since(createdAt)}, nil
 	}
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
@@ -356,6 +371,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 			key := &workv1alpha1.Work{}
 			key.Namespace, key.Name = w.Namespace, w.Name
 			if r.Gate.Park(statusgate.WorkReportKey(w.Namespace, w.Name), r.wakeup.Release(key)) {
+				log.FromContext(ctx).V(1).Info("Status report parked", "work", klog.KObj(w))
 				// Propagation is busy: report once it pauses (failures
 				// are reported at once).
 				return ctrl.Result{}, nil
@@ -409,6 +425,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		switch {
 		case err == nil:
 			isNew = true
+			log.FromContext(ctx).V(1).Info("Created member object", "work", klog.KObj(w), "cluster", m.Name, "kind", gvk.Kind, "object", klog.KObj(desired))
 			if r.ReadYourWrites {
 				r.remember(informer, freshKey(m.Name, mapping.Resource, desired), result)
 			}
@@ -459,6 +476,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 			return nil, false, false, err
 		}
 		r.rejected.Delete(freshKey(m.Name, mapping.Resource, desired))
+		log.FromContext(ctx).V(1).Info("Updated member object", "work", klog.KObj(w), "cluster", m.Name, "kind", gvk.Kind, "object", klog.KObj(desired))
 	}
 	st = &workv1alpha1.ManifestStatus{
 		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
