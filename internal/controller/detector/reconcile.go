@@ -284,19 +284,44 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b)
 	notFound := apierrors.IsNotFound(err)
 	if err != nil && !notFound {
-		return err
+		return fmt.Errorf("get binding %s: %w", b.GetName(), err)
 	}
-	before := b.DeepCopyObject().(binding.Object)
+	var current binding.Object
+	if !notFound {
+		current = b.DeepCopyObject().(binding.Object)
+	}
+	desired := desiredBinding(b, current, obj, p)
+	if notFound {
+		return d.createBinding(ctx, desired)
+	}
+	if equality.Semantic.DeepEqual(current, desired) {
+		return nil
+	}
+	done := d.Gate.Write()
+	defer done()
+	if err := d.Client.Update(ctx, desired); err != nil {
+		return fmt.Errorf("update binding %s: %w", desired.GetName(), err)
+	}
+	klog.FromContext(ctx).V(1).Info("Updated binding", "binding", klog.KObj(desired), "templateResourceVersion", binding.Spec(desired).Resource.ResourceVersion)
+	return nil
+}
+
+// desiredBinding returns b (modified in place: a new binding, or a copy of
+// current, the binding as it is) with the template and the policy written
+// into it: spec.resource, replicas and requirements, the policy's placement
+// and propagation settings, the claim labels and annotations, the template
+// fingerprint and the owner reference. It reads and writes nothing else.
+func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy) binding.Object {
 	spec := binding.Spec(b)
 	spec.Resource = workv1alpha2.ObjectReference{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(),
 	}
-	if fp := template.Fingerprint(obj); fp != "" && b.GetAnnotations()[template.FingerprintAnnotation] == fp && !notFound {
+	if fp := template.Fingerprint(obj); fp != "" && current != nil && current.GetAnnotations()[template.FingerprintAnnotation] == fp {
 		// Only the template's status moved on (aggregation writes it):
 		// keep the recorded version, so the binding is not rewritten and
 		// its Works are not re-rendered for nothing.
-		spec.Resource.ResourceVersion = binding.Spec(before).Resource.ResourceVersion
+		spec.Resource.ResourceVersion = binding.Spec(current).Resource.ResourceVersion
 	}
 	spec.Replicas, spec.ReplicaRequirements = 0, nil
 	if replicas, req, ok := interpreter.GetReplicas(obj); ok {
@@ -343,36 +368,29 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}})
-	if notFound {
-		// Born with the binding controller's finalizer, and scheduled when
-		// the scheduler runs in this process: fewer writes and hops.
-		controllerutil.AddFinalizer(b, binding.Finalizer)
-		if d.Preschedule != nil {
-			if err := d.Preschedule(ctx, d.Client, b); err != nil {
-				return err
-			}
+	return b
+}
+
+// createBinding creates a new binding, born with the binding controller's
+// finalizer and, when the scheduler runs in this process, scheduled: fewer
+// writes and hops.
+func (d *Detector) createBinding(ctx context.Context, b binding.Object) error {
+	controllerutil.AddFinalizer(b, binding.Finalizer)
+	if d.Preschedule != nil {
+		if err := d.Preschedule(ctx, d.Client, b); err != nil {
+			return fmt.Errorf("preschedule binding %s: %w", b.GetName(), err)
 		}
-		done := d.Gate.Write()
-		err := d.Client.Create(ctx, b)
-		done()
-		klog.FromContext(ctx).V(1).Info("Created binding", "binding", klog.KObj(b), "prescheduled", len(binding.Spec(b).Clusters) > 0, "err", err)
-		switch {
-		case apierrors.IsAlreadyExists(err):
-			return fmt.Errorf("create binding %s: %w", b.GetName(), errBindingCacheLag)
-		case err != nil:
-			return fmt.Errorf("create binding %s: %w", b.GetName(), err)
-		}
-		return nil
-	}
-	if equality.Semantic.DeepEqual(before, b) {
-		return nil
 	}
 	done := d.Gate.Write()
-	defer done()
-	if err := d.Client.Update(ctx, b); err != nil {
-		return fmt.Errorf("update binding %s: %w", b.GetName(), err)
+	err := d.Client.Create(ctx, b)
+	done()
+	klog.FromContext(ctx).V(1).Info("Created binding", "binding", klog.KObj(b), "prescheduled", len(binding.Spec(b).Clusters) > 0, "err", err)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("create binding %s: %w", b.GetName(), errBindingCacheLag)
+	case err != nil:
+		return fmt.Errorf("create binding %s: %w", b.GetName(), err)
 	}
-	klog.FromContext(ctx).V(1).Info("Updated binding", "binding", klog.KObj(b), "templateResourceVersion", binding.Spec(b).Resource.ResourceVersion)
 	return nil
 }
 

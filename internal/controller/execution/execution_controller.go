@@ -332,7 +332,7 @@ func templateOf(w *workv1alpha1.Work) (runtime.Object, string) {
 	if err := m.UnmarshalJSON(w.Spec.Workload.Manifests[0].Raw); err != nil {
 		return nil, ""
 	}
-	name := key(m)
+	name := objectKey(m)
 	uid := m.GetAnnotations()[binding.TemplateUIDAnnotation]
 	if uid == "" {
 		return nil, name
@@ -432,51 +432,30 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		case apierrors.IsAlreadyExists(err):
 			existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
 		case permanent(err):
-			return nil, false, false, &rejectedError{fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)}
+			return nil, false, false, &rejectedError{fmt.Errorf("create %s %s: %w", gvk.Kind, objectKey(desired), err)}
 		default:
-			return nil, false, false, fmt.Errorf("create %s %s: %w", gvk.Kind, key(desired), err)
+			return nil, false, false, fmt.Errorf("create %s %s: %w", gvk.Kind, objectKey(desired), err)
 		}
 	}
 	switch {
 	case isNew:
 	case err != nil:
-		return nil, false, false, fmt.Errorf("get %s %s: %w", gvk.Kind, key(desired), err)
+		return nil, false, false, fmt.Errorf("get %s %s: %w", gvk.Kind, objectKey(desired), err)
 	case !ownedBy(existing, w) && desired.GetAnnotations()[policymatch.ConflictResolutionAnnotation] != policymatch.ConflictResolutionOverwrite:
 		return nil, false, false, fmt.Errorf("%s %s already exists in cluster %s and is not managed by Flotilla; set conflictResolution: Overwrite on the policy (or annotate the template %s=overwrite) to take it over",
-			gvk.Kind, key(desired), m.Name, policymatch.ConflictResolutionAnnotation)
+			gvk.Kind, objectKey(desired), m.Name, policymatch.ConflictResolutionAnnotation)
 	default:
 		var inSync bool
 		if inSync, err = InSync(desired, existing); err != nil {
-			return nil, false, false, fmt.Errorf("compare %s %s with the member's copy: %w", gvk.Kind, key(desired), err)
+			return nil, false, false, fmt.Errorf("compare %s %s with the member's copy: %w", gvk.Kind, objectKey(desired), err)
 		}
 		if inSync {
 			result = existing
 			break
 		}
-		attempt := rejectionKey(existing, desired)
-		if prev, ok := r.rejected.Load(freshKey(m.Name, mapping.Resource, desired)); ok && prev.(rejection).key == attempt {
-			// Refused before, and neither side has changed since.
-			return nil, false, false, &rejectedError{prev.(rejection).err}
-		}
-		done := r.Gate.Write()
-		result, err = updateRetaining(ctx, rc, desired, existing)
-		if apierrors.IsConflict(err) {
-			// The informer copy was stale; retry once on a fresh read.
-			if existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{}); err == nil {
-				result, err = updateRetaining(ctx, rc, desired, existing)
-			}
-		}
-		done()
-		if err != nil {
-			err = fmt.Errorf("update %s %s: %w", gvk.Kind, key(desired), err)
-			if permanent(err) {
-				r.rejected.Store(freshKey(m.Name, mapping.Resource, desired), rejection{key: attempt, err: err})
-				return nil, false, false, &rejectedError{err}
-			}
+		if result, err = r.update(ctx, m, rc, w, freshKey(m.Name, mapping.Resource, desired), desired, existing); err != nil {
 			return nil, false, false, err
 		}
-		r.rejected.Delete(freshKey(m.Name, mapping.Resource, desired))
-		log.FromContext(ctx).V(1).Info("Updated member object", "work", klog.KObj(w), "cluster", m.Name, "kind", gvk.Kind, "object", klog.KObj(desired))
 	}
 	st = &workv1alpha1.ManifestStatus{
 		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
@@ -499,6 +478,39 @@ func updateRetaining(ctx context.Context, rc dynamic.ResourceInterface, desired,
 	return rc.Update(ctx, merged, metav1.UpdateOptions{FieldManager: "flotilla"})
 }
 
+// update sends the member's copy, existing, updated to desired with the
+// member-owned fields retained. An update the member refused as invalid is
+// not sent again while neither side has changed (rejected, under key); the
+// error is then a *rejectedError.
+func (r *Reconciler) update(ctx context.Context, m *membercluster.Member, rc dynamic.ResourceInterface, w *workv1alpha1.Work, key string, desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gvk := desired.GroupVersionKind()
+	attempt := rejectionKey(existing, desired)
+	if prev, ok := r.rejected.Load(key); ok && prev.(rejection).key == attempt {
+		// Refused before, and neither side has changed since.
+		return nil, &rejectedError{prev.(rejection).err}
+	}
+	done := r.Gate.Write()
+	result, err := updateRetaining(ctx, rc, desired, existing)
+	if apierrors.IsConflict(err) {
+		// The informer copy was stale; retry once on a fresh read.
+		if existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{}); err == nil {
+			result, err = updateRetaining(ctx, rc, desired, existing)
+		}
+	}
+	done()
+	if err != nil {
+		err = fmt.Errorf("update %s %s: %w", gvk.Kind, objectKey(desired), err)
+		if permanent(err) {
+			r.rejected.Store(key, rejection{key: attempt, err: err})
+			return nil, &rejectedError{err}
+		}
+		return nil, err
+	}
+	r.rejected.Delete(key)
+	log.FromContext(ctx).V(1).Info("Updated member object", "work", klog.KObj(w), "cluster", m.Name, "kind", gvk.Kind, "object", klog.KObj(desired))
+	return result, nil
+}
+
 // current returns the member object. It is read from the managed-object
 // informer when that has synced; an object missing there is normally one
 // not created yet, so it is reported NotFound without a round trip, and the
@@ -516,7 +528,7 @@ func (r *Reconciler) current(ctx context.Context, informer cache.SharedIndexInfo
 		if v, recent := r.fresh.Load(freshKey); recent {
 			return v.(*unstructured.Unstructured), nil
 		}
-		item, ok, err := informer.GetStore().GetByKey(key(desired))
+		item, ok, err := informer.GetStore().GetByKey(objectKey(desired))
 		if err == nil && ok {
 			return item.(*unstructured.Unstructured), nil
 		}
@@ -558,15 +570,9 @@ func objectKey(o metav1.Object) string {
 
 // freshKey identifies a member object across clusters and kinds.
 func freshKey(cluster string, gvr schema.GroupVersionResource, o *unstructured.Unstructured) string {
-	return cluster + "/" + gvr.String() + "/" + key(o)
+	return cluster + "/" + gvr.String() + "/" + objectKey(o)
 }
 
-func key(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
-}
 
 func resourceClient(d dynamic.Interface, gvr schema.GroupVersionResource, namespaced bool, ns string) dynamic.ResourceInterface {
 	if namespaced {

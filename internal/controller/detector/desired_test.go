@@ -1,0 +1,83 @@
+package detector
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/template"
+)
+
+func deploymentTemplate(rv string, generation int64, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "nginx", "namespace": "default", "uid": "tmpl-uid"},
+		"spec":     map[string]any{"replicas": int64(3)},
+	}}
+	u.SetResourceVersion(rv)
+	u.SetGeneration(generation)
+	u.SetLabels(labels)
+	return u
+}
+
+func nginxPolicy() *policy {
+	spec := &policyv1alpha1.PropagationSpec{Placement: policyv1alpha1.Placement{
+		ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}}}
+	return &policy{claim: policymatch.Claim{Kind: policymatch.KindPropagationPolicy, Namespace: "default", Name: "nginx", PermanentID: "pp-id"}, spec: spec}
+}
+
+func TestDesiredBindingOfANewTemplate(t *testing.T) {
+	tmpl := deploymentTemplate("10", 1, map[string]string{"app": "nginx"})
+	b := desiredBinding(binding.New("default", "nginx-deployment"), nil, tmpl, nginxPolicy())
+	spec := binding.Spec(b)
+	if spec.Resource.ResourceVersion != "10" || spec.Resource.UID != "tmpl-uid" || spec.Resource.Kind != "Deployment" {
+		t.Errorf("spec.resource = %+v", spec.Resource)
+	}
+	if spec.Replicas != 3 {
+		t.Errorf("spec.replicas = %d, want 3 from the template", spec.Replicas)
+	}
+	if diff := cmp.Diff([]string{"member1"}, spec.Placement.ClusterAffinity.ClusterNames); diff != "" {
+		t.Errorf("placement not copied from the policy (-want +got):\n%s", diff)
+	}
+	if got := b.GetLabels()[policymatch.PropagationPolicyPermanentIDLabel]; got != "pp-id" {
+		t.Errorf("claim label = %q, want pp-id", got)
+	}
+	if b.GetLabels()[binding.PermanentIDLabel] == "" {
+		t.Error("a new binding gets its own permanent id")
+	}
+	if got := b.GetAnnotations()[template.FingerprintAnnotation]; got != template.Fingerprint(tmpl) {
+		t.Errorf("fingerprint annotation = %q, want %q", got, template.Fingerprint(tmpl))
+	}
+	if refs := b.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != "tmpl-uid" || refs[0].Controller == nil || !*refs[0].Controller {
+		t.Errorf("owner references = %+v, want the template as controller", refs)
+	}
+}
+
+func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) {
+	first := deploymentTemplate("10", 1, nil)
+	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy())
+	id := current.GetLabels()[binding.PermanentIDLabel]
+	for _, tc := range []struct {
+		name   string
+		tmpl   *unstructured.Unstructured
+		wantRV string
+	}{
+		{"a status write (same generation, labels and annotations) keeps the binding as it is", deploymentTemplate("11", 1, nil), "10"},
+		{"a spec change (new generation) is recorded", deploymentTemplate("12", 2, nil), "12"},
+		{"a label change is recorded", deploymentTemplate("13", 1, map[string]string{"tier": "web"}), "13"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := desiredBinding(current.DeepCopyObject().(binding.Object), current, tc.tmpl, nginxPolicy())
+			if got := binding.Spec(b).Resource.ResourceVersion; got != tc.wantRV {
+				t.Errorf("recorded resourceVersion = %s, want %s", got, tc.wantRV)
+			}
+			if got := b.GetLabels()[binding.PermanentIDLabel]; got != id {
+				t.Errorf("permanent id changed from %s to %s", id, got)
+			}
+		})
+	}
+}
