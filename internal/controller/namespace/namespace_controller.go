@@ -195,50 +195,13 @@ func (r *Reconciler) release(ctx context.Context, w *workv1alpha1.Work, preserve
 // ensure writes the Work carrying the namespace to cluster c, with the
 // ClusterOverridePolicies that select the namespace applied.
 func (r *Reconciler) ensure(ctx context.Context, w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1alpha1.Cluster, cops []*policyv1alpha1.ClusterOverridePolicy) error {
-	labels := map[string]any{}
-	for k, v := range ns.Labels {
-		if k != "kubernetes.io/metadata.name" {
-			labels[k] = v
-		}
-	}
-	manifest := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": ns.Name, "labels": labels},
-	}}
-	if len(ns.Annotations) > 0 {
-		ann := map[string]any{}
-		for k, v := range ns.Annotations {
-			if k != corev1.LastAppliedConfigAnnotation {
-				ann[k] = v
-			}
-		}
-		manifest.Object["metadata"].(map[string]any)["annotations"] = ann
-	}
-	manifest, err := overridemanager.ApplyAnnotated(manifest, c, nil, cops)
+	manifest, err := namespaceManifest(w, ns, c, cops)
 	if err != nil {
 		// The namespace keeps its last good copy in this cluster; the
 		// policy's own checks (ValidationFailed) say what to fix.
 		log.FromContext(ctx).Info("namespace override does not apply; keeping the cluster's copy", "namespace", ns.Name, "cluster", c.Name, "err", err)
 		return nil
 	}
-	l := manifest.GetLabels()
-	if l == nil {
-		l = map[string]string{}
-	}
-	l[membercluster.ManagedLabel] = "true"
-	manifest.SetLabels(l)
-	ann := manifest.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[binding.ManagedLabelsAnnotation] = binding.KeyList(l)
-	ann[binding.ManagedAnnotationsAnnotation] = binding.KeyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
-	ann[binding.WorkNameAnnotation] = w.Name
-	ann[binding.WorkNamespaceAnnotation] = w.Namespace
-	// A namespace that already exists in a member is adopted: taking it
-	// over changes nothing but labels and annotations.
-	ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
-	manifest.SetAnnotations(ann)
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
 		return fmt.Errorf("encode namespace %s: %w", ns.Name, err)
@@ -275,3 +238,52 @@ func (r *Reconciler) ensure(ctx context.Context, w *workv1alpha1.Work, ns *corev
 // errWorkLeaving means the Work is being deleted; the namespace is synced
 // again once it is gone.
 var errWorkLeaving = errors.New("the namespace's previous Work is still being deleted")
+
+// namespaceManifest is the namespace as Work w carries it to cluster c: its
+// labels and annotations, the ClusterOverridePolicies that select it applied,
+// then Flotilla's managed labels and annotations. Errors are an override
+// that does not apply.
+func namespaceManifest(w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1alpha1.Cluster, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, error) {
+	labels := map[string]any{}
+	for k, v := range ns.Labels {
+		if k != "kubernetes.io/metadata.name" {
+			labels[k] = v
+		}
+	}
+	manifest := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace",
+		"metadata": map[string]any{"name": ns.Name, "labels": labels},
+	}}
+	if len(ns.Annotations) > 0 {
+		ann := map[string]any{}
+		for k, v := range ns.Annotations {
+			if k != corev1.LastAppliedConfigAnnotation {
+				ann[k] = v
+			}
+		}
+		manifest.Object["metadata"].(map[string]any)["annotations"] = ann
+	}
+	manifest, err := overridemanager.ApplyAnnotated(manifest, c, nil, cops)
+	if err != nil {
+		return nil, err
+	}
+	l := manifest.GetLabels()
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[membercluster.ManagedLabel] = "true"
+	manifest.SetLabels(l)
+	ann := manifest.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[binding.ManagedLabelsAnnotation] = binding.KeyList(l)
+	ann[binding.ManagedAnnotationsAnnotation] = binding.KeyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
+	ann[binding.WorkNameAnnotation] = w.Name
+	ann[binding.WorkNamespaceAnnotation] = w.Namespace
+	// A namespace that already exists in a member is adopted: taking it
+	// over changes nothing but labels and annotations.
+	ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
+	manifest.SetAnnotations(ann)
+	return manifest, nil
+}
