@@ -38,6 +38,8 @@ type UpOptions struct {
 	Timeout      time.Duration
 	Apply        []string
 	CMArgs       []string
+	// AdmissionClaim keeps the control plane's FlotillaPolicyClaim plugin on.
+	AdmissionClaim bool
 
 	membersSet bool
 	config     *localstack.Config
@@ -117,6 +119,7 @@ again on the same data dir keeps every object.`,
 	f.BoolVar(&o.Detach, "detach", false, "run in the background and return once ready; stop with 'flotilla down'")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
+	f.BoolVar(&o.AdmissionClaim, "fast-path-admission-claim", true, "let the control plane's FlotillaPolicyClaim admission plugin claim new templates as they are created (else the detector claims them; see docs/architecture.md)")
 	f.StringArrayVar(&o.CMArgs, "controller-manager-arg", nil, "extra flag for flotilla controller-manager, e.g. --controller-manager-arg=--profiling-bind-address=127.0.0.1:6060 (repeatable)")
 	f.StringSliceVar(&o.Apply, "apply", nil, "once ready, apply these manifest files or directories to the control plane (like kubectl apply --server-side)")
 	return cmd
@@ -142,6 +145,7 @@ func (o *UpOptions) Complete() error {
 	}
 	o.config.DataDir = abs
 	o.config.ControllerManagerArgs = o.CMArgs
+	o.config.NoAdmissionClaim = !o.AdmissionClaim
 	if o.Bare {
 		for i := range o.config.Members {
 			m := &o.config.Members[i]

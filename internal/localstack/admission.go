@@ -69,3 +69,8 @@ func ControlPlaneDisabledAdmissionPlugins() []string {
 	}
 	return off
 }
+
+// AdmissionClaimPlugin is the name of Flotilla's own admission plugin in the
+// control plane (claimadmission.PluginName): it claims new templates for
+// their policy. It is on unless Config.NoAdmissionClaim.
+const AdmissionClaimPlugin = "FlotillaPolicyClaim"

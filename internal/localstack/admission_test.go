@@ -55,3 +55,20 @@ func TestOnlyTheControlPlaneAPIServerDisablesAdmissionPlugins(t *testing.T) {
 		}
 	}
 }
+
+func TestAdmissionClaimFastPathOffDisablesTheClaimPlugin(t *testing.T) {
+	c := &Config{DataDir: "/data", Members: []MemberConfig{DefaultMember(1, defaults)}, NoAdmissionClaim: true}
+	c.Complete(defaults)
+	p, err := BuildPlan(c, &SequentialPorts{Next: 31000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--disable-admission-plugins=" + strings.Join(append(ControlPlaneDisabledAdmissionPlugins(), AdmissionClaimPlugin), ",")
+	found := false
+	for _, a := range p.ControlPlane().Components[0].Args {
+		found = found || a == want
+	}
+	if !found {
+		t.Errorf("control plane kube-apiserver args lack %s:\n%v", want, p.ControlPlane().Components[0].Args)
+	}
+}

@@ -26,6 +26,11 @@ type Config struct {
 	Members []MemberConfig `json:"members"`
 	// ControllerManagerArgs are extra flags for `flotilla controller-manager`.
 	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
+	// NoAdmissionClaim turns off the control plane's FlotillaPolicyClaim
+	// admission plugin (the admission-claim fast path, see
+	// docs/architecture.md): templates are then claimed by the detector
+	// alone.
+	NoAdmissionClaim bool `json:"noAdmissionClaim,omitempty"`
 }
 
 // MemberConfig is one simulated member cluster.

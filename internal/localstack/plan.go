@@ -78,6 +78,9 @@ type Plan struct {
 	// ControllerManager runs Flotilla's controllers against the control
 	// plane; it starts once the Karmada CRDs are installed.
 	ControllerManager Component
+	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
+	// (Config.NoAdmissionClaim).
+	NoAdmissionClaim bool
 }
 
 // ControlPlane returns the control plane's cluster plan.
@@ -108,7 +111,7 @@ func (p *Plan) LogDir() string { return filepath.Join(p.DataDir, "logs") }
 // BuildPlan lays out the stack for cfg, taking ports from ports. It starts
 // nothing and touches no files, so it also serves `up --dry-run`.
 func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
-	p := &Plan{DataDir: cfg.DataDir, PKI: PKIPaths(cfg.DataDir)}
+	p := &Plan{DataDir: cfg.DataDir, PKI: PKIPaths(cfg.DataDir), NoAdmissionClaim: cfg.NoAdmissionClaim}
 	p.KwokConfig = filepath.Join(cfg.DataDir, "kwok-stages.yaml")
 	cp, err := p.cluster(ControlPlaneName, nil, ports)
 	if err != nil {
@@ -217,7 +220,11 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 	}
 	if c.Name == ControlPlaneName {
 		// Objects there are templates for members: see ControlPlaneAdmission.
-		apiserverArgs = append(apiserverArgs, "--disable-admission-plugins="+strings.Join(ControlPlaneDisabledAdmissionPlugins(), ","))
+		disabled := ControlPlaneDisabledAdmissionPlugins()
+		if p.NoAdmissionClaim {
+			disabled = append(disabled, AdmissionClaimPlugin)
+		}
+		apiserverArgs = append(apiserverArgs, "--disable-admission-plugins="+strings.Join(disabled, ","))
 	}
 	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(append(flotillaArgs, "--"), apiserverArgs...)...)
 }

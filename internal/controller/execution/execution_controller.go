@@ -573,7 +573,6 @@ func freshKey(cluster string, gvr schema.GroupVersionResource, o *unstructured.U
 	return cluster + "/" + gvr.String() + "/" + objectKey(o)
 }
 
-
 func resourceClient(d dynamic.Interface, gvr schema.GroupVersionResource, namespaced bool, ns string) dynamic.ResourceInterface {
 	if namespaced {
 		return d.Resource(gvr).Namespace(ns)
