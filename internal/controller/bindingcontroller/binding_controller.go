@@ -346,7 +346,7 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	if ns != "" {
 		list := &policyv1alpha1.OverridePolicyList{}
 		if err := r.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, fmt.Errorf("list OverridePolicies: %w", err)
 		}
 		for i := range list.Items {
 			ops = append(ops, &list.Items[i])
@@ -354,7 +354,7 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	}
 	clist := &policyv1alpha1.ClusterOverridePolicyList{}
 	if err := r.Client.List(ctx, clist); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("list ClusterOverridePolicies: %w", err)
 	}
 	cops := make([]*policyv1alpha1.ClusterOverridePolicy, 0, len(clist.Items))
 	for i := range clist.Items {
@@ -362,7 +362,7 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := r.Client.List(ctx, clusters); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, fmt.Errorf("list clusters: %w", err)
 	}
 	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters.Items))
 	for i := range clusters.Items {
@@ -383,7 +383,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, ns st
 	w.Name = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+		return fmt.Errorf("get Work %s: %w", client.ObjectKeyFromObject(w), err)
 	}
 	exists := err == nil
 	_, stale := w.Annotations[binding.StaleRenderingAnnotation]
@@ -451,7 +451,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 	}
 	works := &workv1alpha1.WorkList{}
 	if err := r.Client.List(ctx, works, client.MatchingFields{binding.WorkBindingIndex: id}); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("list Works of binding %s: %w", id, err)
 	}
 	remaining := 0
 	for i := range works.Items {
@@ -465,7 +465,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 			err := r.Client.Delete(ctx, w)
 			done()
 			if err != nil && !apierrors.IsNotFound(err) {
-				return remaining, err
+				return remaining, fmt.Errorf("delete Work %s: %w", client.ObjectKeyFromObject(w), err)
 			}
 		}
 	}

@@ -71,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if controllerutil.AddFinalizer(cluster, Finalizer) {
 		if err := r.Client.Update(ctx, cluster); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("update Cluster %s: %w", cluster.Name, err)
 		}
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: esName}}
@@ -87,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		patch := client.MergeFrom(cluster.DeepCopy())
 		cluster.Status = status
 		if err := r.Client.Status().Patch(ctx, cluster, patch); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("write status of Cluster %s: %w", cluster.Name, err)
 		}
 	}
 	every := r.StatusUpdateFrequency
@@ -107,7 +107,7 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	if err == nil {
 		if ns.DeletionTimestamp.IsZero() {
 			if err := r.Client.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, err
+				return ctrl.Result{}, fmt.Errorf("delete execution namespace %s: %w", ns.Name, err)
 			}
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -117,7 +117,7 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	}
 	if controllerutil.RemoveFinalizer(cluster, Finalizer) {
 		if err := r.Client.Update(ctx, cluster); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("update Cluster %s: %w", cluster.Name, err)
 		}
 	}
 	r.Members.Forget(cluster.Name)
@@ -195,7 +195,7 @@ func apiEnablements(m *membercluster.Member) ([]clusterv1alpha1.APIEnablement, e
 func summarize(ctx context.Context, m *membercluster.Member, status *clusterv1alpha1.ClusterStatus) error {
 	nodes, err := m.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return err
+		return fmt.Errorf("list nodes of cluster %s: %w", m.Name, err)
 	}
 	ns := &clusterv1alpha1.NodeSummary{TotalNum: int32(len(nodes.Items))}
 	allocatable := corev1.ResourceList{}
@@ -208,7 +208,7 @@ func summarize(ctx context.Context, m *membercluster.Member, status *clusterv1al
 	}
 	pods, err := m.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
 	if err != nil {
-		return err
+		return fmt.Errorf("list pods of cluster %s: %w", m.Name, err)
 	}
 	allocated := corev1.ResourceList{}
 	count := int64(0)

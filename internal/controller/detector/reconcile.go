@@ -96,7 +96,7 @@ func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]
 	if namespaced {
 		list := &policyv1alpha1.PropagationPolicyList{}
 		if err := d.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("list PropagationPolicies: %w", err)
 		}
 		for i := range list.Items {
 			pps = append(pps, &list.Items[i])
@@ -104,7 +104,7 @@ func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]
 	}
 	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
 	if err := d.Client.List(ctx, clist); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("list ClusterPropagationPolicies: %w", err)
 	}
 	cpps := make([]*policyv1alpha1.ClusterPropagationPolicy, 0, len(clist.Items))
 	for i := range clist.Items {

@@ -230,7 +230,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if controllerutil.AddFinalizer(w, Finalizer) {
 		if err := r.Client.Update(ctx, w); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("add finalizer to Work %s: %w", client.ObjectKeyFromObject(w), err)
 		}
 	}
 	m, err := r.Members.Get(ctx, cluster)

@@ -127,7 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	id := b.GetLabels()[binding.IDLabel(b)]
 	works := &workv1alpha1.WorkList{}
 	if err := r.Client.List(ctx, works, client.MatchingFields{binding.WorkBindingIndex: id}); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, fmt.Errorf("list Works of binding %s: %w", req, err)
 	}
 	byCluster := map[string]*workv1alpha1.Work{}
 	for i := range works.Items {
@@ -173,7 +173,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 		} else if err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, fmt.Errorf("write status of binding %s: %w", req, err)
 		}
 	}
 	if tmplStatus != nil {
