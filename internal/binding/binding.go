@@ -66,6 +66,31 @@ func KeyList(m map[string]string, extra ...string) string {
 	return strings.Join(slices.Compact(keys), ",")
 }
 
+// MarkManaged adds to a manifest what every object Flotilla sends to a
+// member carries: the managed label (membercluster.ManagedLabel), the lists
+// of label and annotation keys Flotilla sets (ManagedLabelsAnnotation,
+// ManagedAnnotationsAnnotation, so keys dropped later are removed from the
+// member too), and the Work it comes from (WorkNamespaceAnnotation,
+// WorkNameAnnotation). It returns the annotations, for callers to add more.
+func MarkManaged(m *unstructured.Unstructured, managedLabel, workNamespace, workName string) map[string]string {
+	labels := m.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[managedLabel] = "true"
+	m.SetLabels(labels)
+	ann := m.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[ManagedLabelsAnnotation] = KeyList(labels)
+	ann[ManagedAnnotationsAnnotation] = KeyList(ann, ManagedLabelsAnnotation, ManagedAnnotationsAnnotation)
+	ann[WorkNamespaceAnnotation] = workNamespace
+	ann[WorkNameAnnotation] = workName
+	m.SetAnnotations(ann)
+	return ann
+}
+
 // Name is the binding name Karmada gives a template: <name>-<lowercase kind>.
 func Name(templateName, kind string) string {
 	return templateName + "-" + strings.ToLower(kind)

@@ -496,20 +496,8 @@ func Render(tmpl *unstructured.Unstructured, b binding.Object, tc workv1alpha2.T
 			return nil, err
 		}
 	}
-	labels := m.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[membercluster.ManagedLabel] = "true"
-	m.SetLabels(labels)
-	ann := m.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[binding.ManagedLabelsAnnotation] = binding.KeyList(labels)
-	ann[binding.ManagedAnnotationsAnnotation] = binding.KeyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
-	ann[binding.WorkNamespaceAnnotation] = clusterv1alpha1.ExecutionNamespace(tc.Name)
-	ann[binding.WorkNameAnnotation] = binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)
+	ann := binding.MarkManaged(m, membercluster.ManagedLabel, clusterv1alpha1.ExecutionNamespace(tc.Name),
+		binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name))
 	ann[interpreter.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
 	if uid := tmpl.GetUID(); uid != "" {
 		ann[binding.TemplateUIDAnnotation] = string(uid)

@@ -267,20 +267,7 @@ func namespaceManifest(w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1a
 	if err != nil {
 		return nil, err
 	}
-	l := manifest.GetLabels()
-	if l == nil {
-		l = map[string]string{}
-	}
-	l[membercluster.ManagedLabel] = "true"
-	manifest.SetLabels(l)
-	ann := manifest.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[binding.ManagedLabelsAnnotation] = binding.KeyList(l)
-	ann[binding.ManagedAnnotationsAnnotation] = binding.KeyList(ann, binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation)
-	ann[binding.WorkNameAnnotation] = w.Name
-	ann[binding.WorkNamespaceAnnotation] = w.Namespace
+	ann := binding.MarkManaged(manifest, membercluster.ManagedLabel, w.Namespace, w.Name)
 	// A namespace that already exists in a member is adopted: taking it
 	// over changes nothing but labels and annotations.
 	ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
