@@ -44,6 +44,12 @@ type Recorder struct {
 	MaxDefer time.Duration
 	// Tick is how often held events are checked for release; 0 means 25ms.
 	Tick time.Duration
+	// PerTick bounds how many held events are released at each Tick; 0
+	// means 10. Events are written one at a time by the event broadcaster,
+	// behind the recorder's back: releasing thousands at once (after a
+	// burst) would queue writes there that compete with the next
+	// propagation, where the gate cannot see them.
+	PerTick int
 
 	mu       sync.Mutex
 	last     map[string]string // subject/operation -> "" after success, else the failure message
@@ -133,12 +139,16 @@ func (r *Recorder) normal(o runtime.Object, reason, msg string) {
 	}
 }
 
-// flush releases held events once Busy reports false, or as each reaches
-// MaxDefer; it ends when nothing is held.
+// flush releases held events, oldest first and at most PerTick a Tick, while
+// Busy reports false, and those that reached MaxDefer whatever Busy says;
+// it ends when nothing is held.
 func (r *Recorder) flush() {
-	tick := r.Tick
+	tick, perTick := r.Tick, r.PerTick
 	if tick <= 0 {
 		tick = 25 * time.Millisecond
+	}
+	if perTick <= 0 {
+		perTick = 10
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -147,15 +157,12 @@ func (r *Recorder) flush() {
 		now := time.Now()
 		r.mu.Lock()
 		var due []heldEvent
-		keep := r.held[:0]
-		for _, h := range r.held {
-			if quiet || now.Sub(h.since) >= r.MaxDefer {
-				due = append(due, h)
-			} else {
-				keep = append(keep, h)
-			}
+		n := 0
+		for n < len(r.held) && len(due) < perTick && (quiet || now.Sub(r.held[n].since) >= r.MaxDefer) {
+			due = append(due, r.held[n])
+			n++
 		}
-		r.held = keep
+		r.held = append(r.held[:0], r.held[n:]...)
 		done := len(r.held) == 0
 		if done {
 			r.flushing = false
