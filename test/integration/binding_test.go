@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -84,6 +85,28 @@ var bindingCases = []integrationCase{
 			})
 			waitForWorkLabel(e, "member2", "env", "green")
 			waitForWorkLabel(e, "member1", "env", "")
+		},
+	},
+	{
+		name: "a change to the template is rendered into every Work and reaches every member",
+		run: func(e *env) {
+			e.create(e.controlPlane, e.policy("web").selecting("Deployment", "web").to("member1", "member2").duplicated().obj())
+			tmpl := e.deployment("web", 1)
+			e.create(e.controlPlane, tmpl)
+			for _, c := range memberNames {
+				waitFor(e, e.members[c], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}, "web in "+c, exists)
+			}
+			update(e, e.controlPlane, tmpl, func(d *appsv1.Deployment) {
+				d.Spec.Replicas = ptr.To[int32](3)
+				d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+			})
+			for _, c := range memberNames {
+				waitFor(e, e.members[c], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}, "web's change in "+c,
+					func(d *appsv1.Deployment) (bool, string) {
+						image := d.Spec.Template.Spec.Containers[0].Image
+						return *d.Spec.Replicas == 3 && image == "nginx:1.28", describe("replicas", *d.Spec.Replicas, "image", image)
+					})
+			}
 		},
 	},
 	{

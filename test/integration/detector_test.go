@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,6 +91,62 @@ var detectorCases = []integrationCase{
 			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web still in member1", exists[*appsv1.Deployment])
 		},
 	},
+	{
+		name: "deleting the template deletes its binding, its Works and its member copies",
+		run: func(e *env) {
+			e.create(e.controlPlane, e.policy("web").selecting("Deployment", "web").to("member1", "member2").duplicated().obj())
+			tmpl := e.deployment("web", 1)
+			e.create(e.controlPlane, tmpl)
+			for _, c := range memberNames {
+				waitFor(e, e.members[c], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}, "web in "+c, exists)
+			}
+			e.delete(e.controlPlane, tmpl)
+			e.waitGone(e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-deployment"}}, "web-deployment deleted")
+			for _, c := range memberNames {
+				e.waitGone(e.controlPlane, e.workOf(c, "Deployment", "web"), "web's Work in "+c+" deleted")
+				e.waitGone(e.members[c], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}, "web deleted from "+c)
+			}
+		},
+	},
+	{
+		name: "a cluster-scoped template and its ClusterPropagationPolicy give a claimed template and a ClusterResourceBinding",
+		run: func(e *env) {
+			role := e.clusterRole()
+			cpp := &policyv1alpha1.ClusterPropagationPolicy{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+				Spec: policyv1alpha1.PropagationSpec{
+					ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: role.Name}},
+					Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+				},
+			}
+			e.createClusterScoped(cpp)
+			e.createClusterScoped(role)
+			id := waitFor(e, e.controlPlane, cpp, "the policy's permanent id", func(p *policyv1alpha1.ClusterPropagationPolicy) (bool, string) {
+				return p.Labels[policymatch.ClusterPropagationPolicyPermanentIDLabel] != "", describe(p.Labels)
+			}).Labels[policymatch.ClusterPropagationPolicyPermanentIDLabel]
+			claimed := func(obj client.Object) bool {
+				return obj.GetLabels()[policymatch.ClusterPropagationPolicyPermanentIDLabel] == id &&
+					obj.GetAnnotations()[policymatch.ClusterPropagationPolicyNameAnnotation] == cpp.Name
+			}
+			waitFor(e, e.controlPlane, role, "the ClusterRole's claim", func(r *rbacv1.ClusterRole) (bool, string) {
+				return claimed(r), describe(r.Labels, r.Annotations)
+			})
+			waitFor(e, e.controlPlane, &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name(role.Name, "ClusterRole")}},
+				"the ClusterResourceBinding", func(b *workv1alpha2.ClusterResourceBinding) (bool, string) {
+					return claimed(b) && b.Labels[binding.ClusterPermanentIDLabel] != "" && b.Spec.Resource.Name == role.Name &&
+						len(b.Spec.Clusters) == 1 && b.Spec.Clusters[0].Name == "member1", describe(b.Labels, b.Annotations, b.Spec.Resource, b.Spec.Clusters)
+				})
+			waitFor(e, e.members["member1"], &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role.Name}}, "the ClusterRole in member1", exists)
+		},
+	},
+}
+
+// clusterRole is a ClusterRole template named after the case's namespace.
+func (e *env) clusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}},
+	}
 }
 
 // claimedBy reports whether obj carries the claim of the PropagationPolicy

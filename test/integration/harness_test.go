@@ -267,6 +267,18 @@ func (e *env) create(c client.Client, obj client.Object) {
 	}
 }
 
+// createClusterScoped creates a cluster-scoped obj on the control plane and
+// deletes it when the case ends: deleting the case's namespace does not.
+func (e *env) createClusterScoped(obj client.Object) {
+	e.Helper()
+	e.create(e.controlPlane, obj)
+	e.Cleanup(func() {
+		if err := e.controlPlane.Delete(context.Background(), obj); client.IgnoreNotFound(err) != nil {
+			e.Errorf("delete %T %s: %v", obj, obj.GetName(), err)
+		}
+	})
+}
+
 // delete deletes obj from c and fails the test if it cannot.
 func (e *env) delete(c client.Client, obj client.Object) {
 	e.Helper()

@@ -14,8 +14,9 @@
 //
 // The binary comes from $FLOTILLA_BIN (make test builds it once for every
 // package); without it TestMain builds one. With -short nothing starts and
-// every test is skipped. A failed run keeps its data dir, with every
-// component's log and the in-process controllers' logs, and prints where.
+// every test is skipped. A failed run (any run with INTEGRATION_KEEP set)
+// keeps its data dir, with every component's log and the in-process
+// controllers' logs, and prints where.
 package integration
 
 import (
@@ -93,7 +94,7 @@ func runWithStack(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "integration: flotilla down: %v\n%s", err, out)
 			code = 1
 		}
-		if code != 0 {
+		if code != 0 || os.Getenv("INTEGRATION_KEEP") != "" {
 			fmt.Fprintf(os.Stderr, "integration: kept %s; component logs and the in-process controllers' logs are in %s\n",
 				dir, filepath.Join(dataDir, "logs"))
 			return
@@ -162,7 +163,8 @@ func flotilla(bin string, args ...string) (string, error) {
 func quietKlog() error {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
-	for k, v := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL", "v": "2"} {
+	for k, v := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL",
+		"one_output": "true", "v": "2"} {
 		if err := fs.Set(k, v); err != nil {
 			return fmt.Errorf("set klog flag %s: %w", k, err)
 		}

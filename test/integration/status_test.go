@@ -7,8 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/status"
 )
@@ -41,6 +43,26 @@ var statusCases = []integrationCase{
 					return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == status.ReasonFullyAppliedSuccess &&
 							len(b.Status.AggregatedStatus) == 2 && strings.Join(applied, ",") == "member1,member2",
 						describe(cond, b.Status.AggregatedStatus)
+				})
+		},
+	},
+	{
+		name: "a cluster-scoped template applied in both members has a FullyApplied ClusterResourceBinding",
+		run: func(e *env) {
+			role := e.clusterRole()
+			e.createClusterScoped(&policyv1alpha1.ClusterPropagationPolicy{
+				ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+				Spec: policyv1alpha1.PropagationSpec{
+					ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: role.Name}},
+					Placement:         policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: memberNames}},
+				},
+			})
+			e.createClusterScoped(role)
+			waitFor(e, e.controlPlane, &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: binding.Name(role.Name, "ClusterRole")}},
+				"the ClusterResourceBinding FullyApplied", func(b *workv1alpha2.ClusterResourceBinding) (bool, string) {
+					cond := meta.FindStatusCondition(b.Status.Conditions, workv1alpha2.FullyApplied)
+					return cond != nil && cond.Status == metav1.ConditionTrue && len(b.Status.AggregatedStatus) == 2 &&
+						b.Status.AggregatedStatus[0].Applied && b.Status.AggregatedStatus[1].Applied, describe(cond, b.Status.AggregatedStatus)
 				})
 		},
 	},
