@@ -2,7 +2,7 @@
 // the tier between unit tests and end-to-end tests.
 //
 // TestMain starts one local stack for the whole package with `flotilla up
-// --members 2 --bare-members --detach`: the control plane's embedded
+// --members 2 --bare-members`: the control plane's embedded
 // kube-apiserver (with its FlotillaPolicyClaim admission plugin) and two
 // member API servers, member1 and member2, joined in push mode. The stack's
 // own controller manager runs only the cluster controller (Cluster status
@@ -20,15 +20,14 @@
 package integration
 
 import (
-	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -87,21 +86,20 @@ func runWithStack(m *testing.M) int {
 			return 1
 		}
 	}
-	dataDir := filepath.Join(dir, "stack")
 	code := 1
+	s, stop, err := startStack(bin, dir)
 	defer func() {
-		if out, err := flotilla(bin, "down", "--data-dir", dataDir); err != nil {
-			fmt.Fprintf(os.Stderr, "integration: flotilla down: %v\n%s", err, out)
+		if err := stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "integration:", err)
 			code = 1
 		}
 		if code != 0 || os.Getenv("INTEGRATION_KEEP") != "" {
 			fmt.Fprintf(os.Stderr, "integration: kept %s; component logs and the in-process controllers' logs are in %s\n",
-				dir, filepath.Join(dataDir, "logs"))
+				dir, filepath.Join(dir, "stack", "logs"))
 			return
 		}
 		os.RemoveAll(dir)
 	}()
-	s, err := startStack(bin, dataDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		return code
@@ -115,16 +113,78 @@ func runWithStack(m *testing.M) int {
 	return code
 }
 
-// startStack runs `flotilla up` in the background and connects to every
-// API server. The stack's controller manager runs the cluster controller
-// only: `up` waits for every Cluster to be Ready, which that controller
-// reports, and the tests run all the others themselves.
-func startStack(bin, dataDir string) (*stack, error) {
-	out, err := flotilla(bin, "up", "--members", fmt.Sprint(len(memberNames)), "--bare-members", "--detach",
-		"--data-dir", dataDir, "--timeout", "3m", "--controller-manager-arg=--controllers=cluster")
-	if err != nil || !strings.Contains(out, "Flotilla is ready") {
-		return nil, fmt.Errorf("flotilla up: %v\n%s", err, out)
+// upTimeout bounds the start of the stack.
+const upTimeout = 3 * time.Minute
+
+// startStack runs `flotilla up` in the foreground, as a child of this
+// process, with its data in <dir>/stack and its output in <dir>/up.log, and
+// connects to every API server once it is ready. The stack's controller
+// manager runs the cluster controller only: `up` waits for every Cluster to
+// be Ready, which that controller reports, and the tests run all the others
+// themselves.
+//
+// The child gets SIGTERM, and so stops the stack, when this process ends
+// however it ends (a panic, go test's -timeout): a detached stack would
+// outlive a test binary that never reached its cleanup. The calling thread
+// is locked because the parent-death signal follows the thread that
+// started the child. stop stops the stack; it is never nil.
+func startStack(bin, dir string) (*stack, func() error, error) {
+	runtime.LockOSThread()
+	dataDir := filepath.Join(dir, "stack")
+	logPath := filepath.Join(dir, "up.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, func() error { return nil }, err
 	}
+	up := exec.Command(bin, "up", "--members", fmt.Sprint(len(memberNames)), "--bare-members",
+		"--data-dir", dataDir, "--timeout", upTimeout.String(), "--controller-manager-arg=--controllers=cluster")
+	up.Stdout, up.Stderr = logFile, logFile
+	up.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := up.Start(); err != nil {
+		logFile.Close()
+		return nil, func() error { return nil }, fmt.Errorf("start flotilla up: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- up.Wait() }()
+	stop := func() error {
+		defer logFile.Close()
+		_ = up.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				return fmt.Errorf("flotilla up did not stop cleanly: %w (see %s)", err, logPath)
+			}
+			return nil
+		case <-time.After(time.Minute):
+			// Its children die with it (parent-death signal).
+			_ = up.Process.Kill()
+			<-exited
+			return fmt.Errorf("flotilla up did not stop within a minute and was killed (see %s)", logPath)
+		}
+	}
+	deadline := time.After(upTimeout + 10*time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if st, _ := localstack.ReadState(dataDir); st.PID == up.Process.Pid && st.Phase == localstack.PhaseReady {
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err // for stop
+			out, _ := os.ReadFile(logPath)
+			return nil, stop, fmt.Errorf("flotilla up stopped before the stack was ready (%v):\n%s", err, out)
+		case <-deadline:
+			return nil, stop, fmt.Errorf("the stack was not ready within %s; see %s", upTimeout, logPath)
+		case <-tick.C:
+		}
+	}
+	s, err := connect(dataDir)
+	return s, stop, err
+}
+
+// connect builds clients of every API server of the stack in dataDir.
+func connect(dataDir string) (*stack, error) {
 	s := &stack{dataDir: dataDir, members: map[string]client.Client{}}
 	cfg, err := localstack.RESTConfig(filepath.Join(dataDir, "karmada.config"), localstack.ControlPlaneContext)
 	if err != nil {
@@ -144,17 +204,6 @@ func startStack(bin, dataDir string) (*stack, error) {
 		}
 	}
 	return s, nil
-}
-
-// flotilla runs the binary with a deadline and returns its combined output.
-func flotilla(bin string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
 }
 
 // quietKlog sends klog, which the in-process controllers log to, to files
