@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -105,6 +107,29 @@ var bindingCases = []integrationCase{
 					func(d *appsv1.Deployment) (bool, string) {
 						image := d.Spec.Template.Spec.Containers[0].Image
 						return *d.Spec.Replicas == 3 && image == "nginx:1.28", describe("replicas", *d.Spec.Replicas, "image", image)
+					})
+			}
+		},
+	},
+	{
+		name: "a burst of changes to the template converges to the last one in every member",
+		run: func(e *env) {
+			e.create(e.controlPlane, e.policy("web").selecting("Deployment", "web").to("member1", "member2").duplicated().obj())
+			tmpl := e.deployment("web", 1)
+			e.create(e.controlPlane, tmpl)
+			// Each write lands while the previous one is still on its way
+			// through the detector, the binding controller and the caches.
+			for replicas := int32(2); replicas <= 6; replicas++ {
+				update(e, e.controlPlane, tmpl, func(d *appsv1.Deployment) {
+					d.Spec.Replicas = ptr.To(replicas)
+					d.Spec.Template.Spec.Containers[0].Image = fmt.Sprintf("nginx:1.%d", 20+replicas)
+				})
+			}
+			for _, c := range memberNames {
+				waitFor(e, e.members[c], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}, "the last change in "+c,
+					func(d *appsv1.Deployment) (bool, string) {
+						image := d.Spec.Template.Spec.Containers[0].Image
+						return *d.Spec.Replicas == 6 && image == "nginx:1.26", describe("replicas", *d.Spec.Replicas, "image", image)
 					})
 			}
 		},

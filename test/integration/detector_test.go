@@ -47,6 +47,24 @@ var detectorCases = []integrationCase{
 		},
 	},
 	{
+		name: "a template created before its policy is claimed when the policy comes, and propagated",
+		run: func(e *env) {
+			// No policy yet: the admission plugin leaves the template
+			// unclaimed, and the claim is the detector's own patch.
+			tmpl := e.deployment("web", 1)
+			e.create(e.controlPlane, tmpl)
+			p := e.policy("web").selecting("Deployment", "web").to("member1").obj()
+			e.create(e.controlPlane, p)
+			id := waitFor(e, e.controlPlane, p, "the policy's permanent id", func(p *policyv1alpha1.PropagationPolicy) (bool, string) {
+				return p.Labels[policymatch.PropagationPolicyPermanentIDLabel] != "", describe(p.Labels)
+			}).Labels[policymatch.PropagationPolicyPermanentIDLabel]
+			waitFor(e, e.controlPlane, tmpl, "the template's claim", func(d *appsv1.Deployment) (bool, string) {
+				return claimedBy(d, id, "web", e.ns), describe(d.Labels, d.Annotations)
+			})
+			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web"}}, "web in member1", exists)
+		},
+	},
+	{
 		name: "the policy of higher priority claims the template, although the other one names it and sorts first",
 		run: func(e *env) {
 			// Created in this order, any view of the policies (the admission

@@ -180,24 +180,56 @@ type env struct {
 const waitTimeout = time.Minute
 
 // newEnv creates the case's namespace and waits until namespace sync has
-// created it in every member (namespaced templates need it there). The
-// namespace is deleted when the case ends, with everything in it, so the
-// next mode's controllers do not see the case's objects.
+// created it in every member (namespaced templates need it there). When
+// the case ends its namespace is deleted, and waited for: the next mode's
+// controllers do not see the case's objects, and every finalizer the
+// controllers put on them (bindings, Works) must be released for the
+// namespace to go.
 func newEnv(t *testing.T, ctl *controllers, ns string) *env {
 	t.Helper()
 	e := &env{T: t, ctx: t.Context(), controlPlane: theStack.controlPlane, members: theStack.members, ns: ns, ctl: ctl}
 	e.create(e.controlPlane, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	t.Cleanup(func() {
-		// t.Context is already done during cleanup.
-		err := e.controlPlane.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-		if client.IgnoreNotFound(err) != nil {
-			t.Errorf("delete namespace %s: %v", ns, err)
-		}
-	})
+	t.Cleanup(func() { deleteNamespace(t, ctl, ns) })
 	for _, m := range memberNames {
 		waitFor(e, e.members[m], &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, "namespace "+ns+" in "+m, exists[*corev1.Namespace])
 	}
 	return e
+}
+
+// deleteNamespace deletes the case's namespace on the control plane and
+// waits until it is gone: the control plane's namespace controller deletes
+// the templates and bindings in it, and the bindings go once the binding
+// and execution controllers have removed their Works and member copies.
+func deleteNamespace(t *testing.T, ctl *controllers, ns string) {
+	t.Helper()
+	// t.Context is done by now. Deletion takes the longest of all waits
+	// (the control plane's namespace controller works in passes), hence
+	// the longer bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	key := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if err := theStack.controlPlane.Delete(ctx, key); client.IgnoreNotFound(err) != nil {
+		t.Errorf("delete namespace %s: %v", ns, err)
+		return
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got := &corev1.Namespace{}
+		err := theStack.controlPlane.Get(ctx, client.ObjectKeyFromObject(key), got)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("namespace %s (%s) was not deleted within %s; last: %v %+v", ns, ctl.mode.name, 2*waitTimeout, err, got.Status)
+			return
+		case <-ctl.done:
+			t.Errorf("namespace %s: the controllers stopped before it was deleted", ns)
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // eventually polls cond every 100ms until it holds; after waitTimeout, or
