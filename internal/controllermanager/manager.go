@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-io/flotilla/internal/binding"
@@ -69,6 +70,11 @@ type Options struct {
 	// FastPaths turns the propagation path's shortcuts on or off; the
 	// command's default is fastpath.All().
 	FastPaths fastpath.Options
+	// SkipNameValidation lets Run be called again in the same process once
+	// an earlier Run has returned (the integration tests run the
+	// controllers once per fast-path setting): controller-runtime otherwise
+	// refuses a controller whose name an earlier manager registered.
+	SkipNameValidation bool
 }
 
 // Enabled resolves Options.Controllers to the set of controllers to run.
@@ -248,6 +254,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthAddr,
 		PprofBindAddress:        o.PprofAddr,
+		Controller:              config.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Cache: cache.Options{
 			// managedFields are never read by the controllers and are a
 			// large share of every cached Work and binding.
