@@ -24,9 +24,12 @@ up: build
 
 ## test: everything CI runs: generated files are fresh, vet, unit, integration and e2e tests.
 ## The binary is built once and shared with every test package through FLOTILLA_BIN.
+## Packages under test/ start stacks of their own, so they run one package at a time (two
+## stacks starting at once could pick the same free port).
 test: build verify-generated
 	$(GO) vet ./...
-	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
+	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/test/')
+	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 60m -p 1 ./test/...
 
 ## unit: fast tests only (no local stack)
 unit:

@@ -6,6 +6,7 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 var flotillaBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse() // testing.Short needs the flags parsed
 	flotillaBin = os.Getenv("FLOTILLA_BIN")
 	cleanup := func() {}
 	if flotillaBin == "" && !testing.Short() {

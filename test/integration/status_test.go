@@ -11,8 +11,6 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/execution"
-	"github.com/flotilla-io/flotilla/internal/controller/status"
 )
 
 // statusCases check status reporting: the execution controller's Applied
@@ -27,7 +25,7 @@ var statusCases = []integrationCase{
 			for _, c := range memberNames {
 				waitFor(e, e.controlPlane, e.workOf(c, "Deployment", "web"), "web's Work in "+c+" Applied", func(w *workv1alpha1.Work) (bool, string) {
 					cond := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
-					return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == execution.ReasonAppliedSuccessful &&
+					return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == workv1alpha1.WorkAppliedSuccessfulReason &&
 						len(w.Status.ManifestStatuses) == 1, describe(cond, w.Status.ManifestStatuses)
 				})
 			}
@@ -40,7 +38,7 @@ var statusCases = []integrationCase{
 							applied = append(applied, item.ClusterName)
 						}
 					}
-					return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == status.ReasonFullyAppliedSuccess &&
+					return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == workv1alpha2.FullyAppliedSuccessReason &&
 							len(b.Status.AggregatedStatus) == 2 && strings.Join(applied, ",") == "member1,member2",
 						describe(cond, b.Status.AggregatedStatus)
 				})
@@ -74,12 +72,12 @@ var statusCases = []integrationCase{
 			e.create(e.controlPlane, e.configMap("settings", map[string]string{"owner": "flotilla"}))
 			waitFor(e, e.controlPlane, e.workOf("member1", "ConfigMap", "settings"), "the Work not Applied", func(w *workv1alpha1.Work) (bool, string) {
 				cond := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
-				return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == execution.ReasonAppliedFailed, describe(cond)
+				return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == workv1alpha1.WorkAppliedFailedReason, describe(cond)
 			})
 			waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "settings-configmap"}},
 				"settings-configmap not FullyApplied", func(b *workv1alpha2.ResourceBinding) (bool, string) {
 					cond := meta.FindStatusCondition(b.Status.Conditions, workv1alpha2.FullyApplied)
-					return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == status.ReasonFullyAppliedFailed &&
+					return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == workv1alpha2.FullyAppliedFailedReason &&
 							len(b.Status.AggregatedStatus) == 1 && !b.Status.AggregatedStatus[0].Applied &&
 							strings.Contains(b.Status.AggregatedStatus[0].AppliedMessage, "not managed by Flotilla"),
 						describe(cond, b.Status.AggregatedStatus)

@@ -289,6 +289,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return r.report(ctx, w, statuses, errors.Join(errs...))
 }
 
+// TerminatingRetry is how soon a Work whose member namespace is being
+// deleted is tried again (it is normally deleted with its namespace first).
+const TerminatingRetry = 2 * time.Second
+
 // rejectedError is a member's refusal of a manifest as invalid (a field
 // that is immutable there, a value its validation forbids): retrying the
 // same write cannot succeed.
@@ -387,6 +391,10 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}
+	}
+	if apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {
+		// The Work goes with the namespace in a moment; no error to log.
+		return ctrl.Result{RequeueAfter: TerminatingRetry}, nil
 	}
 	if applyErr != nil && !allRejected(applyErr) {
 		// Missing namespaces and unreachable members are retried with
