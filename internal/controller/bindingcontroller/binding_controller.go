@@ -496,9 +496,27 @@ func Render(tmpl *unstructured.Unstructured, b binding.Object, tc workv1alpha2.T
 			return nil, err
 		}
 	}
+	// As in Karmada, the member object names its binding: the binding's
+	// permanent-id label and its name (and namespace) annotations.
+	if id := b.GetLabels()[binding.IDLabel(b)]; id != "" {
+		labels := m.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[binding.IDLabel(b)] = id
+		m.SetLabels(labels)
+	}
 	ann := binding.MarkManaged(m, membercluster.ManagedLabel, clusterv1alpha1.ExecutionNamespace(tc.Name),
 		binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name))
-	ann[interpreter.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(tmpl.GetGeneration(), 10)
+	if b.GetNamespace() == "" {
+		ann[binding.ClusterNameAnnotation] = b.GetName()
+	} else {
+		ann[binding.NameAnnotation], ann[binding.NamespaceAnnotation] = b.GetName(), b.GetNamespace()
+	}
+	if g := tmpl.GetGeneration(); g != 0 {
+		// Kinds without a generation (a ConfigMap) get none, as in Karmada.
+		ann[interpreter.ResourceTemplateGenerationAnnotation] = strconv.FormatInt(g, 10)
+	}
 	if uid := tmpl.GetUID(); uid != "" {
 		ann[binding.TemplateUIDAnnotation] = string(uid)
 	}

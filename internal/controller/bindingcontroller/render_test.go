@@ -26,6 +26,7 @@ func newBinding(kind, ns, name string) *bindingBuilder {
 	b := &workv1alpha2.ResourceBinding{}
 	b.Namespace, b.Name = ns, binding.Name(name, kind)
 	b.Spec.Resource = workv1alpha2.ObjectReference{Kind: kind, Namespace: ns, Name: name}
+	b.Labels = map[string]string{binding.PermanentIDLabel: "rb-1"}
 	return &bindingBuilder{b}
 }
 
@@ -110,13 +111,14 @@ func TestRender(t *testing.T) {
 			binding:  newBinding("Deployment", "shop", "web").duplicated(6, "member1", 6, "member2", 6),
 			cluster:  "member1",
 			want: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop",
-				"labels":{"app":"web","karmada.io/managed":"true"},
+				"labels":{"app":"web","karmada.io/managed":"true","resourcebinding.karmada.io/permanent-id":"rb-1"},
 				"annotations":{"note":"kept",
-					"resourcetemplate.karmada.io/managed-labels":"app,karmada.io/managed",
+					"resourcetemplate.karmada.io/managed-labels":"app,karmada.io/managed,resourcebinding.karmada.io/permanent-id",
 					"resourcetemplate.karmada.io/managed-annotations":"note,resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels",
 					"work.karmada.io/namespace":"karmada-es-member1","work.karmada.io/name":"WORK",
 					"resourcetemplate.karmada.io/generation":"3","resourcetemplate.karmada.io/uid":"u-1",
-					"work.karmada.io/conflict-resolution":"abort"}},
+					"work.karmada.io/conflict-resolution":"abort",
+					"resourcebinding.karmada.io/name":"web-deployment","resourcebinding.karmada.io/namespace":"shop"}},
 				"spec":{"replicas":6,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`,
 		},
 		{
@@ -125,13 +127,14 @@ func TestRender(t *testing.T) {
 			binding:  newBinding("Deployment", "shop", "web").divided(6, "member1", 2, "member2", 4),
 			cluster:  "member2",
 			want: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop",
-				"labels":{"app":"web","karmada.io/managed":"true"},
+				"labels":{"app":"web","karmada.io/managed":"true","resourcebinding.karmada.io/permanent-id":"rb-1"},
 				"annotations":{"note":"kept",
-					"resourcetemplate.karmada.io/managed-labels":"app,karmada.io/managed",
+					"resourcetemplate.karmada.io/managed-labels":"app,karmada.io/managed,resourcebinding.karmada.io/permanent-id",
 					"resourcetemplate.karmada.io/managed-annotations":"note,resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels",
 					"work.karmada.io/namespace":"karmada-es-member2","work.karmada.io/name":"WORK",
 					"resourcetemplate.karmada.io/generation":"3","resourcetemplate.karmada.io/uid":"u-1",
-					"work.karmada.io/conflict-resolution":"abort"}},
+					"work.karmada.io/conflict-resolution":"abort",
+					"resourcebinding.karmada.io/name":"web-deployment","resourcebinding.karmada.io/namespace":"shop"}},
 				"spec":{"replicas":4,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`,
 		},
 		{
@@ -152,13 +155,14 @@ func TestRender(t *testing.T) {
 				return m, nil
 			},
 			want: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop",
-				"labels":{"app":"web","env":"prod","karmada.io/managed":"true"},
+				"labels":{"app":"web","env":"prod","karmada.io/managed":"true","resourcebinding.karmada.io/permanent-id":"rb-1"},
 				"annotations":{"note":"kept","owner":"team-a",
-					"resourcetemplate.karmada.io/managed-labels":"app,env,karmada.io/managed",
+					"resourcetemplate.karmada.io/managed-labels":"app,env,karmada.io/managed,resourcebinding.karmada.io/permanent-id",
 					"resourcetemplate.karmada.io/managed-annotations":"note,owner,resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels",
 					"work.karmada.io/namespace":"karmada-es-member1","work.karmada.io/name":"WORK",
 					"resourcetemplate.karmada.io/generation":"3","resourcetemplate.karmada.io/uid":"u-1",
-					"work.karmada.io/conflict-resolution":"abort"}},
+					"work.karmada.io/conflict-resolution":"abort",
+					"resourcebinding.karmada.io/name":"web-deployment","resourcebinding.karmada.io/namespace":"shop"}},
 				"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`,
 		},
 		{
@@ -172,13 +176,14 @@ func TestRender(t *testing.T) {
 				return m, nil
 			},
 			want: `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop",
-				"labels":{"karmada.io/managed":"true"},
+				"labels":{"karmada.io/managed":"true","resourcebinding.karmada.io/permanent-id":"rb-1"},
 				"annotations":{
-					"resourcetemplate.karmada.io/managed-labels":"karmada.io/managed",
+					"resourcetemplate.karmada.io/managed-labels":"karmada.io/managed,resourcebinding.karmada.io/permanent-id",
 					"resourcetemplate.karmada.io/managed-annotations":"resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels",
 					"work.karmada.io/namespace":"karmada-es-member1","work.karmada.io/name":"WORK",
 					"resourcetemplate.karmada.io/generation":"3","resourcetemplate.karmada.io/uid":"u-1",
-					"work.karmada.io/conflict-resolution":"abort"}},
+					"work.karmada.io/conflict-resolution":"abort",
+					"resourcebinding.karmada.io/name":"web-deployment","resourcebinding.karmada.io/namespace":"shop"}},
 				"spec":{"replicas":6,"template":{"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`,
 		},
 		{
@@ -191,13 +196,14 @@ func TestRender(t *testing.T) {
 			binding: newBinding("Job", "shop", "report").divided(4, "member1", 1, "member2", 3),
 			cluster: "member2",
 			want: `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"report","namespace":"shop",
-				"labels":{"karmada.io/managed":"true"},
+				"labels":{"karmada.io/managed":"true","resourcebinding.karmada.io/permanent-id":"rb-1"},
 				"annotations":{
-					"resourcetemplate.karmada.io/managed-labels":"karmada.io/managed",
+					"resourcetemplate.karmada.io/managed-labels":"karmada.io/managed,resourcebinding.karmada.io/permanent-id",
 					"resourcetemplate.karmada.io/managed-annotations":"resourcetemplate.karmada.io/managed-annotations,resourcetemplate.karmada.io/managed-labels",
 					"work.karmada.io/namespace":"karmada-es-member2","work.karmada.io/name":"WORK",
 					"resourcetemplate.karmada.io/generation":"1","resourcetemplate.karmada.io/uid":"j-1",
-					"work.karmada.io/conflict-resolution":"abort"}},
+					"work.karmada.io/conflict-resolution":"abort",
+					"resourcebinding.karmada.io/name":"report-job","resourcebinding.karmada.io/namespace":"shop"}},
 				"spec":{"parallelism":3,"completions":6,
 					"template":{"metadata":{"labels":{}},"spec":{"restartPolicy":"Never","containers":[{"name":"r","image":"busybox"}]}}}}`,
 		},
