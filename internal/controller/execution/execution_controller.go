@@ -237,56 +237,84 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return r.report(ctx, w, nil, fmt.Errorf("cannot reach cluster %s: %w", cluster, err))
 	}
-	var statuses []workv1alpha1.ManifestStatus
-	var errs []error
-	settled := true
-	// When the member objects were created: precisely when this process
-	// created them (here or in Handoff), else the Work's creation
-	// timestamp, which has whole seconds.
-	createdAt := w.CreationTimestamp.Time
-	if at, ok := r.handoff.LoadAndDelete(req.NamespacedName); ok {
-		createdAt = at.(time.Time)
+	res := r.applyAll(ctx, m, w)
+	if res.conflict() {
+		// Someone else wrote a member object between our read and our
+		// write (its controllers, or a person): retry on a fresh read
+		// instead of reporting a failure that is not one.
+		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 	}
-	for i, raw := range w.Spec.Workload.Manifests {
-		desired := &unstructured.Unstructured{}
-		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
-			errs = append(errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
-			continue
-		}
-		st, observed, isNew, err := r.apply(ctx, m, w, i, desired)
-		settled = settled && observed
-		if isNew {
-			createdAt = r.clock().Now()
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if st != nil {
-			statuses = append(statuses, *st)
-		}
-	}
-	for _, err := range errs {
-		if apierrors.IsConflict(err) {
-			// Someone else wrote the member object between our read and
-			// our write (its controllers, or a person): retry on a fresh
-			// read instead of reporting a failure that is not one.
-			return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
-		}
-	}
-	if len(errs) == 0 && !settled && meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) == nil &&
-		r.clock().Since(createdAt) < FirstReportGrace {
+	if wait := res.firstReportWait(w, r.clock().Now()); wait > 0 {
 		// A new object has no status yet and its controllers fill it in
 		// within moments: the first report waits for them (the member
 		// object's change events wake this Work up), so the Work's status
 		// is written once instead of once per controller step. Members
 		// without controllers never change it: they are reported once the
-		// grace is over. The grace runs from the create just made when
-		// there is one: creation timestamps have whole seconds, and timing
-		// reports from them would fire every Work's report at the top of a
-		// second, together with whatever is being propagated then.
-		return ctrl.Result{RequeueAfter: FirstReportGrace - r.clock().Since(createdAt)}, nil
+		// grace is over.
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	return r.report(ctx, w, statuses, errors.Join(errs...))
+	return r.report(ctx, w, res.statuses, errors.Join(res.errs...))
+}
+
+// applied is what applying a Work's manifests found: each manifest's
+// reflected status, the errors, whether the member's controllers have
+// observed every object, and when the objects were created.
+type applied struct {
+	statuses  []workv1alpha1.ManifestStatus
+	errs      []error
+	settled   bool
+	createdAt time.Time
+}
+
+// applyAll applies every manifest of w to member m.
+func (r *Reconciler) applyAll(ctx context.Context, m *membercluster.Member, w *workv1alpha1.Work) applied {
+	// When the member objects were created: precisely when this process
+	// created them (here or in Handoff), else the Work's creation
+	// timestamp, which has whole seconds (timing first reports from it
+	// would fire every Work's report at the top of a second).
+	res := applied{settled: true, createdAt: w.CreationTimestamp.Time}
+	if at, ok := r.handoff.LoadAndDelete(client.ObjectKeyFromObject(w)); ok {
+		res.createdAt = at.(time.Time)
+	}
+	for i, raw := range w.Spec.Workload.Manifests {
+		desired := &unstructured.Unstructured{}
+		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
+			res.errs = append(res.errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
+			continue
+		}
+		st, observed, isNew, err := r.apply(ctx, m, w, i, desired)
+		res.settled = res.settled && observed
+		if isNew {
+			res.createdAt = r.clock().Now()
+		}
+		if err != nil {
+			res.errs = append(res.errs, err)
+		}
+		if st != nil {
+			res.statuses = append(res.statuses, *st)
+		}
+	}
+	return res
+}
+
+// conflict reports an optimistic-lock conflict among the errors.
+func (a applied) conflict() bool {
+	for _, err := range a.errs {
+		if apierrors.IsConflict(err) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstReportWait is how long w's first status report should still wait
+// for the member's controllers to observe new objects: 0 once they have,
+// once w has reported before, on errors, or after FirstReportGrace.
+func (a applied) firstReportWait(w *workv1alpha1.Work, now time.Time) time.Duration {
+	if len(a.errs) > 0 || a.settled || meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied) != nil {
+		return 0
+	}
+	return max(0, FirstReportGrace-now.Sub(a.createdAt))
 }
 
 // TerminatingRetry is how soon a Work whose member namespace is being

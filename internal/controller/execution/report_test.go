@@ -1,0 +1,41 @@
+package execution
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+)
+
+func TestFirstReportWait(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	fresh := &workv1alpha1.Work{}
+	reported := &workv1alpha1.Work{}
+	reported.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue}}
+	for _, tc := range []struct {
+		name string
+		a    applied
+		w    *workv1alpha1.Work
+		want time.Duration
+	}{
+		{"a new object its controllers have not seen waits the rest of the grace",
+			applied{createdAt: now.Add(-500 * time.Millisecond)}, fresh, FirstReportGrace - 500*time.Millisecond},
+		{"once the grace is over it is reported as it is (a member without controllers)",
+			applied{createdAt: now.Add(-FirstReportGrace - time.Second)}, fresh, 0},
+		{"an object its controllers observed is reported at once",
+			applied{settled: true, createdAt: now}, fresh, 0},
+		{"a failure is reported at once",
+			applied{errs: []error{errors.New("refused")}, createdAt: now}, fresh, 0},
+		{"only the first report waits",
+			applied{createdAt: now}, reported, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.a.firstReportWait(tc.w, now); got != tc.want {
+				t.Errorf("firstReportWait = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
