@@ -113,8 +113,16 @@ func WorkName(kind, namespace, name string) string {
 // with its spec and status behind accessors.
 type Object interface {
 	client.Object
-	workv1alpha2.Binding
+	// GetSpec returns the binding's spec, for reading and writing in place.
+	GetSpec() *workv1alpha2.ResourceBindingSpec
+	// GetStatus returns the binding's status, for reading and writing in place.
+	GetStatus() *workv1alpha2.ResourceBindingStatus
 }
+
+var (
+	_ Object = &workv1alpha2.ResourceBinding{}
+	_ Object = &workv1alpha2.ClusterResourceBinding{}
+)
 
 // New returns an empty binding object: a ResourceBinding when namespace is
 // set, else a ClusterResourceBinding.
