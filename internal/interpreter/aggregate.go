@@ -116,12 +116,7 @@ func aggregateWorkload(template *unstructured.Unstructured, items []workv1alpha2
 		return template, nil
 	}
 
-	out := template.DeepCopy()
-	status, _ := out.Object["status"].(map[string]any)
-	if status == nil {
-		status = map[string]any{}
-		out.Object["status"] = status
-	}
+	out, status := copyWithStatusMap(template)
 	setOrDrop(status, observedGenerationKey, observed)
 	for i, c := range counters {
 		setOrDrop(status, c, sums[i])
@@ -222,13 +217,20 @@ func aggregateHPA(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 	if intValue(old, "currentReplicas") == current && intValue(old, "desiredReplicas") == desired {
 		return template, nil
 	}
+	out, status := copyWithStatusMap(template)
+	setOrDrop(status, "currentReplicas", current)
+	status["desiredReplicas"] = desired
+	return out, nil
+}
+
+// copyWithStatusMap returns a deep copy of template and its .status map,
+// created empty when the template has none, for fields to be set in place.
+func copyWithStatusMap(template *unstructured.Unstructured) (*unstructured.Unstructured, map[string]any) {
 	out := template.DeepCopy()
 	status, _ := out.Object["status"].(map[string]any)
 	if status == nil {
 		status = map[string]any{}
 		out.Object["status"] = status
 	}
-	setOrDrop(status, "currentReplicas", current)
-	status["desiredReplicas"] = desired
-	return out, nil
+	return out, status
 }

@@ -138,3 +138,22 @@ func TestStatusUpdateErrorsCatchRejections(t *testing.T) {
 		})
 	}
 }
+
+// aggregateSteps aggregates each step's items into template in turn, as the
+// status controller does over successive reports, failing the test when a
+// step errs or the API server would refuse the status it writes; it returns
+// the template after the last step.
+func aggregateSteps(t *testing.T, template *unstructured.Unstructured, steps []items) *unstructured.Unstructured {
+	t.Helper()
+	for i, step := range steps {
+		got, err := AggregateStatus(template, step)
+		if err != nil {
+			t.Fatalf("step %d: AggregateStatus() error = %v", i+1, err)
+		}
+		if errs := statusUpdateErrors(t, template, got); len(errs) > 0 {
+			t.Fatalf("step %d: the API server would reject the aggregated status: %v", i+1, errs.ToAggregate())
+		}
+		template = got
+	}
+	return template
+}

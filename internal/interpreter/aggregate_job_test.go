@@ -236,16 +236,7 @@ func TestAggregateStatusJobOverTime(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			template := job("batch").namespace("t").obj()
-			for i, step := range tt.steps {
-				got, err := AggregateStatus(template, step)
-				if err != nil {
-					t.Fatalf("step %d: AggregateStatus() error = %v", i+1, err)
-				}
-				if errs := statusUpdateErrors(t, template, got); len(errs) > 0 {
-					t.Fatalf("step %d: the API server would reject the aggregated status: %v", i+1, errs.ToAggregate())
-				}
-				template = got
-			}
+			template = aggregateSteps(t, template, tt.steps)
 			if diff := cmp.Diff(decodeJSON(t, []byte(tt.want)), statusJSON(t, template)); diff != "" {
 				t.Errorf("final status mismatch (-want +got):\n%s", diff)
 			}
