@@ -279,6 +279,37 @@ spec:
 		s.waitFor(t, "192.0.2.20", "", "service", "lb", "-n", "t7", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
 	})
 
+	t.Run("an OverridePolicy that fails validation takes effect nowhere", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "t8")
+		s.mustApply(t, "", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: t8}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: cfg, namespace: t8}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: cfg}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: bad-labels, namespace: t8}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: cfg}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member1]}
+    overriders:
+      labelsOverrider: [{operator: add, value: {"bad key!": x, good: "yes"}}]
+`)
+		s.waitFor(t, "ValidationFailed", "", "events", "-n", "t8", "--field-selector",
+			"involvedObject.kind=OverridePolicy,involvedObject.name=bad-labels", "-o", "jsonpath={.items[0].reason}")
+		s.waitFor(t, "True", "", "rb", "cfg-configmap", "-n", "t8", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
+		if got := s.get("member1", "configmap", "cfg", "-n", "t8", "-o", "jsonpath={.metadata.labels.good}"); got != "" {
+			t.Errorf("the invalid OverridePolicy took effect: member1's copy has good=%q", got)
+		}
+	})
+
 	t.Run("a deleted cluster leaves every binding", func(t *testing.T) {
 		s.kubectl("", "create", "namespace", "t5")
 		s.mustApply(t, "", `apiVersion: v1

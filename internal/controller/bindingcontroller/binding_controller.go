@@ -61,8 +61,9 @@ type Reconciler struct {
 		Handoff(ctx context.Context, w *workv1alpha1.Work)
 	}
 
-	lagOnce sync.Once
-	lag     workqueue.TypedRateLimiter[ctrl.Request]
+	lagOnce  sync.Once
+	lag      workqueue.TypedRateLimiter[ctrl.Request]
+	validity overridemanager.Validity
 }
 
 // claimed reports whether a policy still claims the binding's template (the
@@ -368,6 +369,10 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	for i := range clusters.Items {
 		byName[clusters.Items[i].Name] = &clusters.Items[i]
 	}
+	// A policy that fails the checks CEL cannot express (reported as
+	// ValidationFailed) takes effect nowhere, as Karmada's webhook would
+	// have refused it.
+	ops, cops = r.validity.InForce(ops, cops)
 	return ops, cops, byName, nil
 }
 

@@ -392,7 +392,12 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 	if !apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {
 		cluster := strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
 		tmpl, name := templateOf(w)
-		r.Events.Outcome(syncWorkload, applyErr, "Successfully applied resource("+name+") to cluster "+cluster, w, tmpl)
+		evErr := applyErr
+		if evErr != nil {
+			// The template's events come from every cluster: say which.
+			evErr = fmt.Errorf("failed to apply resource(%s) to cluster %s: %w", name, cluster, applyErr)
+		}
+		r.Events.Outcome(syncWorkload, evErr, "Successfully applied resource("+name+") to cluster "+cluster, w, tmpl)
 	}
 	meta.SetStatusCondition(&w.Status.Conditions, cond)
 	if statuses != nil || applyErr == nil {
@@ -446,8 +451,11 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 		m.Mapper.Reset()
 		mapping, err = m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
-	if err != nil {
-		return nil, false, false, fmt.Errorf("%s %s: the member does not serve this kind: %w", gvk.Kind, desired.GetName(), err)
+	switch {
+	case meta.IsNoMatchError(err):
+		return nil, false, false, fmt.Errorf("%s %s: cluster %s does not serve this kind: %w", gvk.Kind, desired.GetName(), m.Name, err)
+	case err != nil:
+		return nil, false, false, fmt.Errorf("%s %s: cannot reach cluster %s to look up the kind: %w", gvk.Kind, desired.GetName(), m.Name, err)
 	}
 	informer := r.Members.Watch(m, mapping.Resource)
 	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())

@@ -48,6 +48,8 @@ type Reconciler struct {
 	// SkippedPatterns are regular expressions of namespaces never synced
 	// (Karmada's --skipped-propagating-namespaces, default kube-.*).
 	SkippedPatterns []*regexp.Regexp
+
+	validity overridemanager.Validity
 }
 
 // DefaultSkippedPatterns is Karmada's default skip list.
@@ -166,6 +168,8 @@ func (r *Reconciler) overrides(ctx context.Context) ([]*policyv1alpha1.ClusterOv
 	for i := range list.Items {
 		out = append(out, &list.Items[i])
 	}
+	// Invalid policies (ValidationFailed) take effect nowhere.
+	_, out = r.validity.InForce(nil, out)
 	return out, nil
 }
 

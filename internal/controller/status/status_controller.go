@@ -135,7 +135,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	spec, status := binding.Spec(b), binding.Status(b)
 	if len(spec.Clusters) == 0 && len(status.AggregatedStatus) == 0 {
-		return ctrl.Result{}, nil // not scheduled yet: nothing to report
+		// Not scheduled (yet, or ever): no status to aggregate, but
+		// FullyApplied says so, as for a binding whose clusters all went.
+		return r.reportUnscheduled(ctx, req, b)
 	}
 	if wait := unreported(spec.Clusters, byCluster, r.Gate, time.Now()); wait > 0 {
 		// Some cluster has not reported yet; it normally does within
@@ -187,6 +189,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Karmada's AggregateStatusSucceed, on the binding and its
 		// template, when the outcome changes.
 		r.Events.Outcome(aggregateStatus, nil, "Update "+bindingRef(b)+" with AggregatedStatus successfully.", b, binding.TemplateRef(spec))
+	}
+	return ctrl.Result{}, nil
+}
+
+// reportUnscheduled gives a binding without target clusters its FullyApplied
+// condition (False) once; its template's status is left alone.
+func (r *Reconciler) reportUnscheduled(ctx context.Context, req ctrl.Request, b binding.Object) (ctrl.Result, error) {
+	status := binding.Status(b)
+	_, cond := Aggregate(nil, nil)
+	cond.ObservedGeneration = b.GetGeneration()
+	if old := meta.FindStatusCondition(status.Conditions, cond.Type); old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+		return ctrl.Result{}, nil
+	}
+	if r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
+		return ctrl.Result{}, nil
+	}
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
+	} else if err != nil {
+		return ctrl.Result{}, fmt.Errorf("write status of binding %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
 }
