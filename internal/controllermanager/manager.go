@@ -287,7 +287,8 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	}
 	// Karmada's success and failure events, on transitions; success events
 	// give way to propagation like status reports do.
-	s.events = &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("flotilla-controller-manager"), Busy: s.gate.Busy, MaxDefer: statusgate.StatusMaxDefer}
+	s.events = &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("flotilla-controller-manager"), Busy: s.gate.Busy,
+		MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()}
 	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
 	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
 	s.execution = &execution.Reconciler{Client: c, Members: s.members, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}

@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 )
@@ -44,6 +45,10 @@ type Recorder struct {
 	MaxDefer time.Duration
 	// Tick is how often held events are checked for release; 0 means 25ms.
 	Tick time.Duration
+	// Scheme tells the kind of typed objects (whose TypeMeta is empty in
+	// a cache), so that a held event keeps only a small reference to its
+	// object (kind, namespace, name, uid) instead of the whole object.
+	Scheme *runtime.Scheme
 	// PerTick bounds how many held events are released at each Tick; 0
 	// means 10. Events are written one at a time by the event broadcaster,
 	// behind the recorder's back: releasing thousands at once (after a
@@ -129,10 +134,11 @@ func (r *Recorder) normal(o runtime.Object, reason, msg string) {
 		r.Events.Event(o, corev1.EventTypeNormal, reason, msg)
 		return
 	}
+	ref := r.reference(o)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.held = append(r.held, heldEvent{since: time.Now(), reason: reason,
-		emit: func() { r.Events.Event(o, corev1.EventTypeNormal, reason, msg) }})
+		emit: func() { r.Events.Event(ref, corev1.EventTypeNormal, reason, msg) }})
 	if !r.flushing {
 		r.flushing = true
 		go r.flush()
@@ -175,6 +181,34 @@ func (r *Recorder) flush() {
 			return
 		}
 	}
+}
+
+// reference returns a small stand-in for o that events can be raised on:
+// its kind, namespace, name, uid and resourceVersion. A burst holds
+// thousands of events for up to MaxDefer; holding whole templates and
+// bindings would cost tens of MiB. When the kind cannot be told, o itself
+// is kept.
+func (r *Recorder) reference(o runtime.Object) runtime.Object {
+	m, err := meta.Accessor(o)
+	if err != nil {
+		return o
+	}
+	gvk := o.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() && r.Scheme != nil {
+		if gvks, _, err := r.Scheme.ObjectKinds(o); err == nil && len(gvks) > 0 {
+			gvk = gvks[0]
+		}
+	}
+	if gvk.Empty() {
+		return o
+	}
+	ref := &unstructured.Unstructured{}
+	ref.SetGroupVersionKind(gvk)
+	ref.SetNamespace(m.GetNamespace())
+	ref.SetName(m.GetName())
+	ref.SetUID(m.GetUID())
+	ref.SetResourceVersion(m.GetResourceVersion())
+	return ref
 }
 
 // subjectKey identifies an object: its uid, or its kind and name when it

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 )
@@ -93,4 +95,35 @@ func TestNilRecorderIsSafe(t *testing.T) {
 	r.Outcome(syncWork, nil, "ok", cm("x"))
 	r.Forget(cm("x"))
 	(&Recorder{}).Outcome(syncWork, nil, "ok", cm("x"))
+}
+
+// objectRecorder records the objects events are raised on.
+type objectRecorder struct {
+	record.FakeRecorder
+	objs chan runtime.Object
+}
+
+func (o *objectRecorder) Event(obj runtime.Object, _, _, _ string) { o.objs <- obj }
+
+func TestHeldEventsKeepOnlyAReference(t *testing.T) {
+	rec := &objectRecorder{objs: make(chan runtime.Object, 1)}
+	var busy atomic.Bool
+	busy.Store(true)
+	scheme := runtime.NewScheme()
+	_ = corev1.AddToScheme(scheme)
+	r := &Recorder{Events: rec, Busy: busy.Load, MaxDefer: time.Hour, Tick: time.Millisecond, Scheme: scheme}
+	r.Outcome(syncWork, nil, "ok", cm("n")) // a typed object without TypeMeta, as caches hold them
+	busy.Store(false)
+	select {
+	case got := <-rec.objs:
+		u, ok := got.(*unstructured.Unstructured)
+		if !ok {
+			t.Fatalf("held event raised on %T, want a small reference", got)
+		}
+		if u.GetKind() != "ConfigMap" || u.GetAPIVersion() != "v1" || u.GetName() != "c-n" || u.GetNamespace() != "t" || u.GetUID() != "uid-n" {
+			t.Errorf("reference = %v", u.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("held event never released")
+	}
 }
