@@ -45,6 +45,7 @@ type Member struct {
 	Mapper *restmapper.DeferredDiscoveryRESTMapper
 
 	fingerprint string
+	checked     time.Time // when the Cluster and its Secret were last read (under Registry.mu)
 	factory     dynamicinformer.DynamicSharedInformerFactory
 	stop        chan struct{}
 
@@ -65,9 +66,24 @@ type Registry struct {
 	members map[string]*Member
 }
 
+// Recheck is how long Get trusts a connection before reading the Cluster and
+// its Secret again. Every Work reconcile asks for its member; reading and
+// copying the Cluster each time was the controller manager's largest
+// allocation. A changed endpoint or credential is picked up within Recheck
+// (and at once by ForCluster, which the cluster controller calls on every
+// probe); a deleted cluster is forgotten by the cluster controller at once.
+const Recheck = 5 * time.Second
+
 // Get returns the connection to cluster name. Errors: the Cluster or its
 // Secret does not exist, the Secret lacks a token, or the config is invalid.
 func (r *Registry) Get(ctx context.Context, name string) (*Member, error) {
+	r.mu.Lock()
+	m, ok := r.members[name]
+	fresh := ok && time.Since(m.checked) < Recheck
+	r.mu.Unlock()
+	if fresh {
+		return m, nil
+	}
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Reader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 		return nil, fmt.Errorf("get Cluster %s: %w", name, err)
@@ -88,6 +104,7 @@ func (r *Registry) ForCluster(ctx context.Context, cluster *clusterv1alpha1.Clus
 		r.members = map[string]*Member{}
 	}
 	if m, ok := r.members[cluster.Name]; ok && m.fingerprint == fp {
+		m.checked = time.Now()
 		return m, nil
 	} else if ok {
 		close(m.stop)
@@ -96,6 +113,7 @@ func (r *Registry) ForCluster(ctx context.Context, cluster *clusterv1alpha1.Clus
 	if err != nil {
 		return nil, err
 	}
+	m.checked = time.Now()
 	r.members[cluster.Name] = m
 	return m, nil
 }
