@@ -66,6 +66,15 @@ func KeyList(m map[string]string, extra ...string) string {
 	return strings.Join(slices.Compact(keys), ",")
 }
 
+// Ref names a binding in messages the way Karmada's events do:
+// ResourceBinding(namespace/name) or ClusterResourceBinding(name).
+func Ref(b Object) string {
+	if b.GetNamespace() == "" {
+		return "ClusterResourceBinding(" + b.GetName() + ")"
+	}
+	return "ResourceBinding(" + b.GetNamespace() + "/" + b.GetName() + ")"
+}
+
 // MarkManaged adds to a manifest what every object Flotilla sends to a
 // member carries: the managed label (membercluster.ManagedLabel), the lists
 // of label and annotation keys Flotilla sets (ManagedLabelsAnnotation,

@@ -57,7 +57,8 @@ type Recorder struct {
 	PerTick int
 
 	mu       sync.Mutex
-	last     map[string]string // subject/operation -> "" after success, else the failure message
+	last     map[string]map[string]string // subject -> operation -> "" after success, else the failure message
+	size     int                          // entries in last
 	held     []heldEvent
 	flushing bool
 }
@@ -89,17 +90,25 @@ func (r *Recorder) Outcome(op Operation, err error, okMsg string, objs ...runtim
 			msg = "failed"
 		}
 	}
-	key := subjectKey(objs[0]) + "\x00" + op.Succeed
+	subject := subjectKey(objs[0])
 	r.mu.Lock()
-	prev, seen := r.last[key]
+	prev, seen := r.last[subject][op.Succeed]
 	if seen && prev == msg {
 		r.mu.Unlock()
 		return
 	}
-	if r.last == nil || len(r.last) >= maxRemembered {
-		r.last = map[string]string{}
+	if r.last == nil || r.size >= maxRemembered {
+		r.last, r.size = map[string]map[string]string{}, 0
 	}
-	r.last[key] = msg
+	ops := r.last[subject]
+	if ops == nil {
+		ops = map[string]string{}
+		r.last[subject] = ops
+	}
+	if !seen {
+		r.size++
+	}
+	ops[op.Succeed] = msg
 	r.mu.Unlock()
 	for _, o := range objs {
 		if o == nil {
@@ -118,14 +127,11 @@ func (r *Recorder) Forget(subject runtime.Object) {
 	if r == nil {
 		return
 	}
-	prefix := subjectKey(subject) + "\x00"
+	key := subjectKey(subject)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for k := range r.last {
-		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
-			delete(r.last, k)
-		}
-	}
+	r.size -= len(r.last[key])
+	delete(r.last, key)
 }
 
 // normal raises a Normal event now, or holds it while Busy.

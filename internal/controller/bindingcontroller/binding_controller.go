@@ -190,7 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		outcome = syncErr
 	}
 	if outcome != nil || syncErr == nil {
-		r.Events.Outcome(syncWork, outcome, "Sync work of "+bindingRef(b)+" successful.", b, tmpl)
+		r.Events.Outcome(syncWork, outcome, "Sync work of "+binding.Ref(b)+" successful.", b, tmpl)
 	}
 	if syncErr != nil {
 		return ctrl.Result{}, syncErr
@@ -215,14 +215,6 @@ func renderedClusters(rs []rendering) []string {
 
 // syncWork is the operation whose outcome the binding controller reports.
 var syncWork = eventrecord.Operation{Succeed: events.SyncWorkSucceed, Failed: events.SyncWorkFailed}
-
-// bindingRef names a binding in event messages: ResourceBinding(ns/name).
-func bindingRef(b binding.Object) string {
-	if b.GetNamespace() == "" {
-		return "ClusterResourceBinding(" + b.GetName() + ")"
-	}
-	return "ResourceBinding(" + b.GetNamespace() + "/" + b.GetName() + ")"
-}
 
 // finalize deletes a binding's Works, then releases the binding.
 func (r *Reconciler) finalize(ctx context.Context, b binding.Object, id string) (ctrl.Result, error) {

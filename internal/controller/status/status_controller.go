@@ -188,7 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if changed || tmplStatus != nil {
 		// Karmada's AggregateStatusSucceed, on the binding and its
 		// template, when the outcome changes.
-		r.Events.Outcome(aggregateStatus, nil, "Update "+bindingRef(b)+" with AggregatedStatus successfully.", b, binding.TemplateRef(spec))
+		r.Events.Outcome(aggregateStatus, nil, "Update "+binding.Ref(b)+" with AggregatedStatus successfully.", b, binding.TemplateRef(spec))
 	}
 	return ctrl.Result{}, nil
 }
@@ -212,14 +212,6 @@ func (r *Reconciler) reportUnscheduled(ctx context.Context, req ctrl.Request, b 
 		return ctrl.Result{}, fmt.Errorf("write status of binding %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
-}
-
-// bindingRef names a binding in event messages: ResourceBinding(ns/name).
-func bindingRef(b binding.Object) string {
-	if b.GetNamespace() == "" {
-		return "ClusterResourceBinding(" + b.GetName() + ")"
-	}
-	return "ResourceBinding(" + b.GetNamespace() + "/" + b.GetName() + ")"
 }
 
 // aggregateStatus is the operation whose outcome this controller reports.
