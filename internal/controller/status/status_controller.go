@@ -134,11 +134,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		byCluster[strings.TrimPrefix(works.Items[i].Namespace, clusterv1alpha1.ExecutionSpacePrefix)] = &works.Items[i]
 	}
 	spec, status := binding.Spec(b), binding.Status(b)
-	if len(spec.Clusters) == 0 && len(status.AggregatedStatus) == 0 {
-		// Not scheduled (yet, or ever): no status to aggregate, but
-		// FullyApplied says so, as for a binding whose clusters all went.
-		return r.reportUnscheduled(ctx, req, b)
-	}
+	// Not scheduled (yet, or ever): there is no status to aggregate and the
+	// template's is left alone, but FullyApplied says so (False), as for a
+	// binding whose clusters all went.
+	unscheduled := len(spec.Clusters) == 0 && len(status.AggregatedStatus) == 0
 	if wait := unreported(spec.Clusters, byCluster, r.Gate, time.Now()); wait > 0 {
 		// Some cluster has not reported yet; it normally does within
 		// moments, and waiting writes the binding once instead of once per
@@ -155,11 +154,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	newStatus.AggregatedStatus = items
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	changed := !equality.Semantic.DeepEqual(newStatus, status)
-	tmplStatus, err := r.templateStatus(spec, items)
-	if errors.Is(err, binding.ErrTemplatesLoading) {
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
+	var tmplStatus *templateUpdate
+	if !unscheduled {
+		var err error
+		tmplStatus, err = r.templateStatus(spec, items)
+		if errors.Is(err, binding.ErrTemplatesLoading) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if (changed || tmplStatus != nil) && r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
 		log.FromContext(ctx).V(1).Info("Status report parked", "binding", klog.KObj(b))
@@ -185,31 +188,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if changed || tmplStatus != nil {
+	if (changed && !unscheduled) || tmplStatus != nil {
 		// Karmada's AggregateStatusSucceed, on the binding and its
 		// template, when the outcome changes.
 		r.Events.Outcome(aggregateStatus, nil, "Update "+binding.Ref(b)+" with AggregatedStatus successfully.", b, binding.TemplateRef(spec))
-	}
-	return ctrl.Result{}, nil
-}
-
-// reportUnscheduled gives a binding without target clusters its FullyApplied
-// condition (False) once; its template's status is left alone.
-func (r *Reconciler) reportUnscheduled(ctx context.Context, req ctrl.Request, b binding.Object) (ctrl.Result, error) {
-	status := binding.Status(b)
-	_, cond := Aggregate(nil, nil)
-	cond.ObservedGeneration = b.GetGeneration()
-	if old := meta.FindStatusCondition(status.Conditions, cond.Type); old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
-		return ctrl.Result{}, nil
-	}
-	if r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
-		return ctrl.Result{}, nil
-	}
-	meta.SetStatusCondition(&status.Conditions, cond)
-	if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
-	} else if err != nil {
-		return ctrl.Result{}, fmt.Errorf("write status of binding %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
 }
