@@ -10,6 +10,7 @@ import (
 	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
 
 	"github.com/flotilla-io/flotilla/internal/claimadmission"
+	"github.com/flotilla-io/flotilla/internal/validationadmission"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
@@ -33,7 +34,7 @@ func TestEveryDefaultOnAdmissionPluginHasAControlPlaneDecision(t *testing.T) {
 }
 
 func TestControlPlaneAdmissionFlagLeavesClaimAdmissionOn(t *testing.T) {
-	s := newRunOptionsWithPlugin(claimadmission.Register, claimadmission.PluginName)
+	s := newRunOptionsWithPlugins(controlPlanePlugins...)
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
 		fs.AddFlagSet(f)
@@ -60,7 +61,7 @@ func TestControlPlaneAdmissionFlagLeavesClaimAdmissionOn(t *testing.T) {
 		}
 	}
 	i := slices.Index(enabled, claimadmission.PluginName)
-	if i < 0 || i+1 == len(enabled) || enabled[i+1] != "MutatingAdmissionWebhook" {
-		t.Errorf("want %s on, just before the mutating webhooks; enabled: %v", claimadmission.PluginName, enabled)
+	if i < 0 || i+2 >= len(enabled) || enabled[i+1] != validationadmission.PluginName || enabled[i+2] != "MutatingAdmissionWebhook" {
+		t.Errorf("want %s and %s on, just before the mutating webhooks; enabled: %v", claimadmission.PluginName, validationadmission.PluginName, enabled)
 	}
 }

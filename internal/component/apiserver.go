@@ -33,6 +33,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	"github.com/flotilla-io/flotilla/internal/claimadmission"
+	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
 
 // EtcdOptions describes the embedded etcd that backs one kube-apiserver.
@@ -46,7 +47,7 @@ type EtcdOptions struct {
 	// LogFile receives etcd's own log (zap, JSON lines).
 	LogFile string
 	// ControlPlane marks the control plane's API server: it registers
-	// Flotilla's claim admission plugin (claimadmission.PluginName) and
+	// Flotilla's admission plugins (controlPlanePlugins) and
 	// collects garbage less often (ControlPlaneGCPercent).
 	ControlPlane bool
 }
@@ -140,7 +141,7 @@ func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 	}()
 	var cmd *cobra.Command
 	if etcd.ControlPlane {
-		cmd = newAPIServerCommand(claimadmission.Register, claimadmission.PluginName)
+		cmd = newAPIServerCommand(controlPlanePlugins...)
 	} else {
 		cmd = apiserverapp.NewAPIServerCommand()
 	}
@@ -148,29 +149,47 @@ func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 	return runCommand(cmd)
 }
 
-// newRunOptionsWithPlugin returns kube-apiserver's default options with one
-// more admission plugin registered, ordered before the mutating webhooks and
-// on by default (it is in no default-off set, so only an explicit
-// --disable-admission-plugins turns it off).
-func newRunOptionsWithPlugin(register func(*admission.Plugins), name string) *options.ServerRunOptions {
+// plugin is an admission plugin Flotilla adds to kube-apiserver.
+type plugin struct {
+	register func(*admission.Plugins)
+	name     string
+}
+
+// controlPlanePlugins are Flotilla's admission plugins in the control
+// plane's kube-apiserver: the claim (mutating) and the checks CEL cannot
+// express (validating).
+var controlPlanePlugins = []plugin{
+	{claimadmission.Register, claimadmission.PluginName},
+	{validationadmission.Register, validationadmission.PluginName},
+}
+
+// newRunOptionsWithPlugins returns kube-apiserver's default options with more
+// admission plugins registered, ordered (as given) before the mutating
+// webhooks and on by default (they are in no default-off set, so only an
+// explicit --disable-admission-plugins turns one off).
+func newRunOptionsWithPlugins(plugins ...plugin) *options.ServerRunOptions {
 	s := options.NewServerRunOptions()
 	ga := s.Admission.GenericAdmission
-	register(ga.Plugins)
-	order := make([]string, 0, len(ga.RecommendedPluginOrder)+1)
-	for _, p := range ga.RecommendedPluginOrder {
-		if p == mutatingwebhook.PluginName {
-			order = append(order, name)
+	for _, p := range plugins {
+		p.register(ga.Plugins)
+	}
+	order := make([]string, 0, len(ga.RecommendedPluginOrder)+len(plugins))
+	for _, name := range ga.RecommendedPluginOrder {
+		if name == mutatingwebhook.PluginName {
+			for _, p := range plugins {
+				order = append(order, p.name)
+			}
 		}
-		order = append(order, p)
+		order = append(order, name)
 	}
 	ga.RecommendedPluginOrder = order
 	return s
 }
 
 // newAPIServerCommand is kube-apiserver's own command (as
-// apiserverapp.NewAPIServerCommand builds it) on newRunOptionsWithPlugin.
-func newAPIServerCommand(register func(*admission.Plugins), name string) *cobra.Command {
-	s := newRunOptionsWithPlugin(register, name)
+// apiserverapp.NewAPIServerCommand builds it) on newRunOptionsWithPlugins.
+func newAPIServerCommand(plugins ...plugin) *cobra.Command {
+	s := newRunOptionsWithPlugins(plugins...)
 	ctx := genericapiserver.SetupSignalContext()
 	featureGate := s.GenericServerRunOptions.ComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	cmd := &cobra.Command{

@@ -42,17 +42,26 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 // descriptor. Time zone prefixes (TZ= and CRON_TZ=) are refused: the rule's timeZone field is
 // the one place to set a zone.
 func ValidateCronSchedule(schedule string) error {
+	_, err := ParseCronSchedule(schedule)
+	return err
+}
+
+// ParseCronSchedule parses a rule's schedule with the parser that validates it, so a schedule
+// that is admitted is one that runs. The returned schedule's Next works in the location of the
+// time it is given (the rule's timeZone). Errors are those of ValidateCronSchedule.
+func ParseCronSchedule(schedule string) (cron.Schedule, error) {
 	trimmed := strings.TrimSpace(schedule)
 	if trimmed == "" {
-		return fmt.Errorf("must be a cron expression such as \"0 9 * * *\", not empty")
+		return nil, fmt.Errorf("must be a cron expression such as \"0 9 * * *\", not empty")
 	}
 	if strings.HasPrefix(trimmed, "TZ=") || strings.HasPrefix(trimmed, "CRON_TZ=") {
-		return fmt.Errorf("must not carry a TZ= or CRON_TZ= prefix; set the rule's timeZone field instead")
+		return nil, fmt.Errorf("must not carry a TZ= or CRON_TZ= prefix; set the rule's timeZone field instead")
 	}
-	if _, err := cronParser.Parse(trimmed); err != nil {
-		return fmt.Errorf("invalid cron expression: %w", err)
+	s, err := cronParser.Parse(trimmed)
+	if err != nil {
+		return nil, fmt.Errorf("invalid cron expression: %w", err)
 	}
-	return nil
+	return s, nil
 }
 
 // ValidateTimeZone reports whether name is a time zone of the IANA database, such as

@@ -1,0 +1,124 @@
+// Package validationadmission refuses, when they are applied, the Karmada
+// objects whose mistakes the CRDs' CEL rules cannot see: a
+// CronFederatedHPA's cron schedules and IANA time zones, and the patch
+// values, label and annotation syntax of OverridePolicies and
+// ClusterOverridePolicies. These are the checks of Karmada's validating
+// webhooks that CEL cannot express.
+//
+// The same check runs in two places:
+//   - as the admission plugin PluginName inside the control plane's
+//     kube-apiserver that Flotilla embeds (Register), and
+//   - as a validating admission webhook (Handler) for a control plane that
+//     Flotilla does not embed.
+//
+// A refusal is a 422 Invalid error whose causes name every bad field, such
+// as spec.rules[0].schedule, exactly as a CEL refusal does.
+package validationadmission
+
+import (
+	"context"
+	"io"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
+
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+)
+
+// PluginName is the name to enable with kube-apiserver's
+// --enable-admission-plugins.
+const PluginName = "FlotillaValidation"
+
+// check validates one object of a kind; the unstructured content is
+// converted to the typed API first.
+type check func(u map[string]any) (field.ErrorList, error)
+
+func typed[T any](validate func(*T) field.ErrorList) check {
+	return func(u map[string]any) (field.ErrorList, error) {
+		obj := new(T)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+			return nil, err
+		}
+		return validate(obj), nil
+	}
+}
+
+// checks are the validated resources, by group and resource (any version).
+var checks = map[schema.GroupResource]check{
+	autoscalingv1alpha1.SchemeGroupVersion.WithResource("cronfederatedhpas").GroupResource(): typed(autoscalingv1alpha1.ValidateCronFederatedHPA),
+	policyv1alpha1.SchemeGroupVersion.WithResource("overridepolicies").GroupResource(): typed(func(p *policyv1alpha1.OverridePolicy) field.ErrorList {
+		return policyv1alpha1.ValidateOverrideSpec(&p.Spec)
+	}),
+	policyv1alpha1.SchemeGroupVersion.WithResource("clusteroverridepolicies").GroupResource(): typed(func(p *policyv1alpha1.ClusterOverridePolicy) field.ErrorList {
+		return policyv1alpha1.ValidateOverrideSpec(&p.Spec)
+	}),
+}
+
+// Resources lists the resources Validate checks, for a webhook
+// configuration's rules.
+func Resources() []schema.GroupResource {
+	out := make([]schema.GroupResource, 0, len(checks))
+	for gr := range checks {
+		out = append(out, gr)
+	}
+	return out
+}
+
+// Validate checks a created or updated object of resource gr. It returns nil
+// for a valid object and for a resource it does not check, and otherwise an
+// Invalid (422) error naming the kind, the object and every bad field.
+func Validate(gr schema.GroupResource, kind schema.GroupKind, name string, obj map[string]any) error {
+	c, ok := checks[gr]
+	if !ok || obj == nil {
+		return nil
+	}
+	errs, err := c(obj)
+	if err != nil {
+		// The API server decoded it already; an object the typed API cannot
+		// hold is refused as such.
+		errs = field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(kind, name, errs)
+}
+
+// Register adds the plugin to an API server's admission plugins.
+func Register(plugins *admission.Plugins) {
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
+		return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}, nil
+	})
+}
+
+// Plugin is the admission plugin; see the package documentation.
+type Plugin struct {
+	*admission.Handler
+}
+
+var _ admission.ValidationInterface = &Plugin{}
+
+// Validate refuses a create or update that fails Validate. Status and other
+// subresource writes are not checked: they cannot change the spec.
+func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetSubresource() != "" {
+		return nil
+	}
+	u, ok := a.GetObject().(*unstructured.Unstructured)
+	if !ok {
+		if a.GetObject() == nil {
+			return nil
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.GetObject())
+		if err != nil {
+			return nil
+		}
+		u = &unstructured.Unstructured{Object: m}
+	}
+	return Validate(a.GetResource().GroupResource(), a.GetKind().GroupKind(), a.GetName(), u.Object)
+}
