@@ -53,3 +53,19 @@ const (
 	// ValidationSucceeded: an object that failed validation was fixed.
 	ValidationSucceeded = "ValidationSucceeded"
 )
+
+// CronFederatedHPA events, Karmada's reasons. ScaleTargetConflict is
+// Flotilla's: Karmada only documents the conflict.
+const (
+	// StartRuleFailed: a rule cannot be scheduled (its schedule or
+	// timeZone does not parse).
+	StartRuleFailed = "StartRuleFailed"
+	// ScaleFailed: a rule ran and could not scale its target.
+	ScaleFailed = "ScaleFailed"
+	// UpdateCronFederatedHPAFailed: the execution history could not be
+	// written.
+	UpdateCronFederatedHPAFailed = "UpdateCronFederatedHPAFailed"
+	// ScaleTargetConflict: the workload a CronFederatedHPA scales is also
+	// managed by a FederatedHPA.
+	ScaleTargetConflict = "ScaleTargetConflict"
+)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
@@ -48,6 +49,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"regular expressions of namespaces that are not synced to member clusters")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
 		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
+	fl.DurationVar(&f.opts.CronFederatedHPAMissedRunWindow, "cronfederatedhpa-missed-run-window", cronfederatedhpa.DefaultMissedRunWindow,
+		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
 	f.opts.FastPaths.AddFlags(fl)
 }
 

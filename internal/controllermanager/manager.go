@@ -27,6 +27,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
@@ -41,7 +42,8 @@ import (
 )
 
 // Controller names accepted by Options.Controllers.
-var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace", "validation"}
+var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
+	cronfederatedhpa.ControllerName, "validation"}
 
 // Options configure the controller manager.
 type Options struct {
@@ -70,6 +72,10 @@ type Options struct {
 	// FastPaths turns the propagation path's shortcuts on or off; the
 	// command's default is fastpath.All().
 	FastPaths fastpath.Options
+	// CronFederatedHPAMissedRunWindow is how old a CronFederatedHPA run
+	// missed while the controller was down may be and still be made up at
+	// start-up (--cronfederatedhpa-missed-run-window); 0 makes up none.
+	CronFederatedHPAMissedRunWindow time.Duration
 	// SkipNameValidation lets Run be called again in the same process once
 	// an earlier Run has returned (the integration tests run the
 	// controllers once per fast-path setting): controller-runtime otherwise
@@ -197,6 +203,10 @@ var builders = []builder{
 			skipped = append(skipped, re)
 		}
 		return []setup{&namespace.Reconciler{Client: s.client, SkippedPatterns: skipped}}, nil
+	}},
+	{cronfederatedhpa.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&cronfederatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(),
+			Recorder: s.mgr.GetEventRecorderFor("cronfederatedhpa-controller"), MissedRunWindow: s.opts.CronFederatedHPAMissedRunWindow}}, nil
 	}},
 	{"validation", func(s *shared) ([]setup, error) {
 		var out []setup
