@@ -10,8 +10,8 @@ import (
 	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
 
 	"github.com/flotilla-io/flotilla/internal/claimadmission"
-	"github.com/flotilla-io/flotilla/internal/validationadmission"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
 
 // defaultOnPlugins is what the linked kube-apiserver turns on when no

@@ -27,7 +27,7 @@ func success(min int, replicas int32) outcome {
 func cronObj(rules ...autoscalingv1alpha1.CronFederatedHPARule) *autoscalingv1alpha1.CronFederatedHPA {
 	return &autoscalingv1alpha1.CronFederatedHPA{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-		Spec: autoscalingv1alpha1.CronFederatedHPASpec{Rules: rules},
+		Spec:       autoscalingv1alpha1.CronFederatedHPASpec{Rules: rules},
 	}
 }
 
