@@ -181,28 +181,6 @@ spec:
 	})
 }
 
-func TestRulesBeyondCELAreReportedAsEvents(t *testing.T) {
-	s := startStack(t, 1)
-	out, err := s.apply(`apiVersion: autoscaling.karmada.io/v1alpha1
-kind: CronFederatedHPA
-metadata: {name: bad-schedule, namespace: default}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
-  rules:
-  - {name: up, schedule: "61 25 * * *", targetReplicas: 2, timeZone: Mars/Olympus}
-`)
-	if err != nil {
-		t.Fatalf("a CronFederatedHPA that only a controller can judge was refused: %v\n%s", err, out)
-	}
-	s.waitFor(t, "ValidationFailed", "", "events", "--field-selector", "involvedObject.name=bad-schedule", "-o", "jsonpath={.items[0].reason}")
-	msg := s.get("", "events", "--field-selector", "involvedObject.name=bad-schedule", "-o", "jsonpath={.items[0].message}")
-	for _, want := range []string{"spec.rules[0].schedule", "spec.rules[0].timeZone"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("event message %q does not name %s", msg, want)
-		}
-	}
-}
-
 // reindentUnderSpec moves the top-level priority, resourceSelectors and
 // schedulerName lines of the seed's mis-indented policy under spec.
 func reindentUnderSpec(doc string) string {
