@@ -206,7 +206,7 @@ var builders = []builder{
 	}},
 	{cronfederatedhpa.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&cronfederatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(),
-			Recorder: s.mgr.GetEventRecorderFor("cronfederatedhpa-controller"), MissedRunWindow: s.opts.CronFederatedHPAMissedRunWindow}}, nil
+			Recorder: s.mgr.GetEventRecorderFor("cronfederatedhpa-controller"), MissedRunWindow: s.opts.CronFederatedHPAMissedRunWindow, Gate: s.gate}}, nil
 	}},
 	{"validation", func(s *shared) ([]setup, error) {
 		var out []setup

@@ -35,13 +35,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // ControllerName is the controller's name in --controllers, Karmada's.
@@ -50,6 +49,11 @@ const ControllerName = "cronFederatedHorizontalPodAutoscaler"
 // DefaultMissedRunWindow is the default of
 // --cronfederatedhpa-missed-run-window.
 const DefaultMissedRunWindow = 5 * time.Minute
+
+// maxConcurrentRuns is how many objects run their rules at once. A run is
+// one or two API writes and mostly waits on the API server, so many
+// CronFederatedHPAs due at the same minute are served in parallel.
+const maxConcurrentRuns = 64
 
 // Reconciler is the CronFederatedHPA controller.
 type Reconciler struct {
@@ -70,10 +74,17 @@ type Reconciler struct {
 	// MissedRunWindow is how old a run missed while the controller was down
 	// may be and still be made up at start-up; 0 makes up none.
 	MissedRunWindow time.Duration
+	// Gate puts propagation first: scaling a target counts as a
+	// propagation write, and the execution history waits while
+	// propagation is busy (at most statusgate.StatusMaxDefer), so that a
+	// thousand rules due at one minute scale their targets first. nil
+	// writes the history at once.
+	Gate *statusgate.Gate
 
 	mu      sync.Mutex
 	objects map[types.NamespacedName]*objectState
-	wake    chan event.TypedGenericEvent[client.Object]
+	// wake receives timer wake-ups and gate releases.
+	wake    statusgate.Wakeup
 	stopped chan struct{}
 }
 
@@ -97,7 +108,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Location = time.Local
 	}
 	r.objects = map[types.NamespacedName]*objectState{}
-	r.wake = make(chan event.TypedGenericEvent[client.Object], 1024)
+	r.wake = statusgate.NewWakeup()
 	r.stopped = make(chan struct{})
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
@@ -109,8 +120,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("cronfederatedhpa").
 		For(&autoscalingv1alpha1.CronFederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 16}).
+		WatchesRawSource(r.wake.Source()).
+		WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrentRuns}).
 		Complete(r)
 }
 
@@ -138,6 +149,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 
 	want := desiredStatus(obj, st.rules, st.pending)
 	if !equality.Semantic.DeepEqual(want, obj.Status) {
+		if r.Gate.Park("cronfederatedhpa/"+req.String(), r.wake.Release(wakeObject(req.NamespacedName))) {
+			r.arm(req.NamespacedName, st)
+			return ctrl.Result{}, nil
+		}
 		obj.Status = want
 		if err := r.Client.Status().Update(ctx, obj); err != nil {
 			// The outcomes stay pending and go into the next write.
@@ -218,6 +233,8 @@ func (r *Reconciler) run(ctx context.Context, obj *autoscalingv1alpha1.CronFeder
 	applied, err := r.apply(ctx, obj, rule)
 	now := r.Clock.Now()
 	ruleDuration.WithLabelValues(result(err)).Observe(now.Sub(start).Seconds())
+	klog.FromContext(ctx).V(1).Info("Ran CronFederatedHPA rule", "cronFederatedHPA", klog.KObj(obj), "rule", rule.Name,
+		"scheduleTime", scheduled, "late", start.Sub(scheduled), "took", now.Sub(start), "err", err)
 	if err != nil {
 		r.Recorder.Eventf(obj, corev1.EventTypeWarning, events.ScaleFailed, "rule %q (scheduled %s): %v", rule.Name, scheduled.UTC().Format(time.RFC3339), err)
 		return outcome{rule: rule.Name, failure: &autoscalingv1alpha1.FailedExecution{
@@ -276,13 +293,18 @@ func (r *Reconciler) arm(key types.NamespacedName, st *objectState) {
 		return
 	}
 	d := max(earliest.Sub(r.Clock.Now()), 0)
-	obj := &autoscalingv1alpha1.CronFederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	obj := wakeObject(key)
 	st.timer = r.Clock.AfterFunc(d, func() {
 		select {
-		case r.wake <- event.TypedGenericEvent[client.Object]{Object: obj}:
+		case r.wake <- event.GenericEvent{Object: obj}:
 		case <-r.stopped:
 		}
 	})
+}
+
+// wakeObject stands for the object in a wake-up: only its key is read.
+func wakeObject(key types.NamespacedName) *autoscalingv1alpha1.CronFederatedHPA {
+	return &autoscalingv1alpha1.CronFederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 }
 
 // forget drops a deleted object's memory and timer.

@@ -10,10 +10,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -101,7 +100,7 @@ func TestBoundsAreRecordedUnswapped(t *testing.T) {
 func newTestReconciler(now time.Time, window time.Duration) (*Reconciler, *clocktesting.FakeClock) {
 	clk := clocktesting.NewFakeClock(now)
 	r := &Reconciler{Clock: clk, Location: time.UTC, MissedRunWindow: window, Recorder: record.NewFakeRecorder(10),
-		objects: map[types.NamespacedName]*objectState{}, wake: make(chan event.TypedGenericEvent[client.Object], 10), stopped: make(chan struct{})}
+		objects: map[types.NamespacedName]*objectState{}, wake: statusgate.NewWakeup(), stopped: make(chan struct{})}
 	return r, clk
 }
 

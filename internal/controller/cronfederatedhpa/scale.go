@@ -54,6 +54,8 @@ func (r *Reconciler) apply(ctx context.Context, obj *autoscalingv1alpha1.CronFed
 		res, where = r.Dynamic.Resource(mapping.Resource).Namespace(obj.Namespace), obj.Namespace+"/"+name
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": *rule.TargetReplicas}})
+	done := r.Gate.Write()
+	defer done()
 	if _, err := res.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "scale"); err != nil {
 		if apierrors.IsNotFound(err) {
 			if _, gerr := res.Get(ctx, name, metav1.GetOptions{}); gerr == nil {
@@ -84,6 +86,8 @@ func (r *Reconciler) setBounds(ctx context.Context, ns, name string, rule *autos
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": spec})
 	fhpa := &autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	done := r.Gate.Write()
+	defer done()
 	if err := r.Client.Patch(ctx, fhpa, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("scale target FederatedHPA %s/%s does not exist", ns, name)

@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+var cronGVR = schema.GroupVersionResource{Group: "autoscaling.karmada.io", Version: "v1alpha1", Resource: "cronfederatedhpas"}
+
+// controllerManagerCPU is the CPU seconds (user+system) the stack's
+// controller manager has used so far.
+func (h *harness) controllerManagerCPU() float64 {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) || !bytes.Contains(cmdline, []byte(h.dataDir)) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+		ut, _ := strconv.ParseFloat(fields[11], 64)
+		st, _ := strconv.ParseFloat(fields[12], 64)
+		return (ut + st) / 100
+	}
+	return 0
+}
+
+// scaledSeen records, per Deployment name, when a watch first saw it with
+// spec.replicas == want.
+type scaledSeen struct {
+	mu   sync.Mutex
+	want int32
+	seen map[string]time.Time
+}
+
+func (s *scaledSeen) watch(b *testing.B, c kubernetes.Interface) {
+	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
+	inf := f.Apps().V1().Deployments().Informer()
+	note := func(obj any) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok || d.Spec.Replicas == nil || *d.Spec.Replicas != s.want || !strings.HasPrefix(d.Name, "cron-") {
+			return
+		}
+		now := time.Now()
+		s.mu.Lock()
+		if _, ok := s.seen[d.Name]; !ok {
+			s.seen[d.Name] = now
+		}
+		s.mu.Unlock()
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: note, UpdateFunc: func(_, n any) { note(n) }})
+	stop := make(chan struct{})
+	b.Cleanup(func() { close(stop) })
+	f.Start(stop)
+	f.WaitForCacheSync(stop)
+}
+
+func (s *scaledSeen) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
+}
+
+// after returns each recorded time minus t, sorted, and the latest.
+func (s *scaledSeen) after(t time.Time) ([]time.Duration, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []time.Duration
+	for _, at := range s.seen {
+		out = append(out, at.Sub(t))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	if len(out) == 0 {
+		return nil, 0
+	}
+	return out, out[len(out)-1]
+}
+
+// BenchmarkCronFederatedHPA: 1,000 CronFederatedHPAs, one rule each, all
+// due at the same minute, each scaling its own Deployment propagated to the
+// 3 members. Reports the execution skew and the time until every member
+// copy has the new count, and the controller manager's CPU while the 1,000
+// wait for their minute.
+func BenchmarkCronFederatedHPA(b *testing.B) {
+	h := startHarness(b)
+	h.stopHops()
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_CRON")); err == nil {
+		n = v
+	}
+	ctx := context.Background()
+	for range b.N {
+		var names []string
+		for i := range n {
+			names = append(names, fmt.Sprintf("cron-%04d", i))
+		}
+		parallel(names, h.create)
+		h.latencies(names, 10*time.Minute)
+		target := replicas + 1
+		template := &scaledSeen{want: target, seen: map[string]time.Time{}}
+		template.watch(b, h.cp)
+		members := make([]*scaledSeen, len(h.members))
+		for i, m := range h.members {
+			members[i] = &scaledSeen{want: target, seen: map[string]time.Time{}}
+			members[i].watch(b, m)
+		}
+
+		// The minute every rule is due: far enough ahead to create the
+		// objects and measure the idle cost first.
+		due := time.Now().Add(100 * time.Second).Truncate(time.Minute).Add(time.Minute)
+		schedule := fmt.Sprintf("%d %d * * *", due.UTC().Minute(), due.UTC().Hour())
+		createStart := time.Now()
+		parallel(names, func(name string) {
+			obj := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "CronFederatedHPA",
+				"metadata": map[string]any{"name": name, "namespace": ns},
+				"spec": map[string]any{
+					"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+					"rules":          []any{map[string]any{"name": "up", "schedule": schedule, "timeZone": "UTC", "targetReplicas": int64(target)}},
+				},
+			}}
+			if _, err := h.dyn.Resource(cronGVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+				b.Errorf("create CronFederatedHPA %s: %v", name, err)
+			}
+		})
+		created := time.Since(createStart)
+		// Idle: let the creates settle, then measure a quiet stretch.
+		time.Sleep(15 * time.Second)
+		idleWindow := time.Until(due) - 5*time.Second
+		cpu0 := h.controllerManagerCPU()
+		time.Sleep(idleWindow)
+		idleCPU := (h.controllerManagerCPU() - cpu0) / idleWindow.Seconds()
+
+		cpu1 := h.controllerManagerCPU()
+		h.waitFor("every member copy scaled", 5*time.Minute, func() bool {
+			for _, m := range members {
+				if m.count() < n {
+					return false
+				}
+			}
+			return true
+		})
+		runCPU := h.controllerManagerCPU() - cpu1
+		tmpl, _ := template.after(due)
+		var allMembers time.Duration
+		for _, m := range members {
+			if _, last := m.after(due); last > allMembers {
+				allMembers = last
+			}
+		}
+		// executionTime - scheduleTime as the status records it (whole
+		// seconds: metav1.Time).
+		var recorded []time.Duration
+		list, err := h.dyn.Resource(cronGVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, item := range list.Items {
+			execs, _, _ := unstructured.NestedSlice(item.Object, "status", "executionHistories")
+			for _, e := range execs {
+				runs, _, _ := unstructured.NestedSlice(e.(map[string]any), "successfulExecutions")
+				for _, r := range runs {
+					m := r.(map[string]any)
+					s, _ := time.Parse(time.RFC3339, fmt.Sprint(m["scheduleTime"]))
+					x, _ := time.Parse(time.RFC3339, fmt.Sprint(m["executionTime"]))
+					recorded = append(recorded, x.Sub(s))
+				}
+			}
+		}
+		sort.Slice(recorded, func(i, j int) bool { return recorded[i] < recorded[j] })
+		if len(recorded) != n {
+			b.Errorf("%d successful runs recorded, want %d", len(recorded), n)
+		}
+		ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
+		b.ReportMetric(float64(pct(tmpl, 0.99).Milliseconds()), "skew-p99-ms")
+		b.ReportMetric(allMembers.Seconds(), "all-members-s")
+		b.ReportMetric(idleCPU*100, "idle-cpu-%")
+		fmt.Printf("\n%d CronFederatedHPAs (created in %.1fs), one rule each, all due at %s; Deployments propagated to 3 members, scaled %d -> %d\n",
+			n, created.Seconds(), due.UTC().Format("15:04:05"), replicas, target)
+		fmt.Printf("\n| measure | p50 | p99 | last |\n|---|---|---|---|\n")
+		fmt.Printf("| skew: template scaled (watch) - scheduled minute | %s | %s | %s |\n", ms(pct(tmpl, .5)), ms(pct(tmpl, .99)), ms(tmpl[len(tmpl)-1]))
+		fmt.Printf("| skew: executionTime - scheduleTime (status, whole seconds) | %s | %s | %s |\n", ms(pct(recorded, .5)), ms(pct(recorded, .99)), ms(recorded[len(recorded)-1]))
+		fmt.Printf("\nevery member copy (%d) has the new count %.1fs after the scheduled minute\n", 3*n, allMembers.Seconds())
+		fmt.Printf("controller-manager CPU: idle with %d CronFederatedHPAs waiting %.2f%% of a core over %.0fs; %.1f CPU-s from the minute until every member copy was scaled\n",
+			n, idleCPU*100, idleWindow.Seconds(), runCPU)
+		fmt.Printf("CPU used per component (user+system, whole run):\n%s", h.cpuByComponent())
+	}
+}
+
+// parallel calls f for every name from 32 goroutines.
+func parallel(names []string, f func(string)) {
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range work {
+				f(n)
+			}
+		}()
+	}
+	for _, n := range names {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+}
