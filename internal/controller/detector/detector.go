@@ -244,8 +244,8 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.Sh
 		AddFunc: func(obj any, isInInitialList bool) {
 			d.settle(gvr, obj)
 			if key, ok := keyOf(obj); ok {
-				if !isInInitialList || !atStart {
-					d.changes.templateChanged(key)
+				if o, typed := obj.(*unstructured.Unstructured); typed && (!isInInitialList || !atStart) {
+					d.changes.templateChanged(key, o.GetResourceVersion())
 				}
 				d.queue.Add(key)
 			}
@@ -257,7 +257,7 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.Sh
 				return
 			}
 			if o, n, typed := asTemplates(oldObj, newObj); typed && template.ChangedByUser(o, n) {
-				d.changes.templateChanged(key)
+				d.changes.templateChanged(key, n.GetResourceVersion())
 			}
 			if statusOnlyChange(oldObj, newObj) {
 				return

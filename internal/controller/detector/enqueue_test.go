@@ -87,34 +87,52 @@ func TestSelectedTemplatesTouchOnlyWhatTheSelectorSelects(t *testing.T) {
 }
 
 func TestActivationOrdersTemplateAndPolicyChanges(t *testing.T) {
-	var a activation
 	web := templateKey{Namespace: "foo", Name: "web"}
-	lazy := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "lazy", UID: "lazy-uid"}}
-	if a.changedSince(web, lazy.UID) {
-		t.Error("nothing recorded: no change")
+	lazyAt := func(rv string) *policyv1alpha1.PropagationPolicy {
+		return &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "lazy", UID: "lazy-uid", ResourceVersion: rv}}
 	}
-	a.templateChanged(web) // created before the policy
-	a.policyChanged(lazy)
-	if a.changedSince(web, lazy.UID) {
-		t.Error("a template created before the policy has not changed since")
-	}
-	a.templateChanged(web) // a user edit
-	if !a.changedSince(web, lazy.UID) {
-		t.Error("a template edited after the policy has changed since")
-	}
-	a.policyChanged(cache.DeletedFinalStateUnknown{Obj: lazy}) // the policy changes again
-	if a.changedSince(web, lazy.UID) {
-		t.Error("a policy change waits for the template's next change")
-	}
-	a.templateChanged(web)
-	a.policyGone(lazy)
-	if a.changedSince(web, lazy.UID) {
-		t.Error("a policy not seen counts as newer than every template")
-	}
-	a.policyChanged(lazy)
-	a.templateChanged(web)
-	a.templateGone(web)
-	if a.changedSince(web, lazy.UID) {
-		t.Error("a deleted template forgets its changes")
-	}
+	t.Run("by resourceVersion, whatever order the events came in", func(t *testing.T) {
+		var a activation
+		if a.changedSince(web, "lazy-uid") {
+			t.Error("nothing recorded: no change")
+		}
+		a.policyChanged(lazyAt("20"))
+		a.templateChanged(web, "10") // created before the policy, seen after it
+		if a.changedSince(web, "lazy-uid") {
+			t.Error("a template created before the policy has not changed since")
+		}
+		a.templateChanged(web, "30") // a user edit
+		if !a.changedSince(web, "lazy-uid") {
+			t.Error("a template edited after the policy has changed since")
+		}
+		a.policyChanged(cache.DeletedFinalStateUnknown{Obj: lazyAt("40")}) // the policy changes again
+		if a.changedSince(web, "lazy-uid") {
+			t.Error("a policy change waits for the template's next change")
+		}
+		a.templateChanged(web, "100") // longer is later
+		if !a.changedSince(web, "lazy-uid") {
+			t.Error("resourceVersions compare as numbers")
+		}
+		a.policyGone(lazyAt("40"))
+		if a.changedSince(web, "lazy-uid") {
+			t.Error("a policy not seen counts as newer than every template")
+		}
+		a.policyChanged(lazyAt("50"))
+		a.templateGone(web)
+		if a.changedSince(web, "lazy-uid") {
+			t.Error("a deleted template forgets its changes")
+		}
+	})
+	t.Run("by the order seen, when a resourceVersion is not a revision", func(t *testing.T) {
+		var a activation
+		a.templateChanged(web, "a")
+		a.policyChanged(lazyAt("b"))
+		if a.changedSince(web, "lazy-uid") {
+			t.Error("a template seen before the policy has not changed since")
+		}
+		a.templateChanged(web, "c")
+		if !a.changedSince(web, "lazy-uid") {
+			t.Error("a template seen changing after the policy has changed since")
+		}
+	})
 }
