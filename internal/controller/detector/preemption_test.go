@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
@@ -194,5 +195,28 @@ func TestReportPreemption(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+func TestPreemptionTotalIsServedWithTheManagersMetrics(t *testing.T) {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != "policy_preemption_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" {
+					results[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]bool{"success": true, "failed": true}, results); diff != "" {
+		t.Errorf("policy_preemption_total series in controller-runtime's registry (-want +got):\n%s", diff)
 	}
 }

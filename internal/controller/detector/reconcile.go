@@ -71,13 +71,14 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	}
 	if dec.policy.spec.ActivationPreference == policyv1alpha1.LazyActivation && !d.changes.changedSince(key, dec.policy.obj.GetUID()) {
 		// Karmada's lazy activation: the claim moves at once, the policy's
-		// placement waits until the template itself changes. The binding,
-		// if any, only takes the new claim, so that nothing names a policy
-		// that no longer holds the template.
-		klog.FromContext(ctx).V(1).Info("Lazy policy: binding left as it is until the template changes", "template", klog.KObj(obj), "kind", obj.GetKind(), "policy", dec.policy.claim.String())
-		return d.setBindingClaim(ctx, claimed, dec.policy.claim)
+		// placement waits until the template itself changes. No binding
+		// is created; one that exists takes the new claim (nothing names a
+		// policy that no longer holds the template) and the template's
+		// version, and keeps its placement and propagation settings.
+		klog.FromContext(ctx).V(1).Info("Lazy policy: the binding keeps its placement until the template changes", "template", klog.KObj(obj), "kind", obj.GetKind(), "policy", dec.policy.claim.String())
+		return d.ensureBinding(ctx, claimed, dec.policy, keepPlacement)
 	}
-	err = d.ensureBinding(ctx, claimed, dec.policy)
+	err = d.ensureBinding(ctx, claimed, dec.policy, applyPlacement)
 	if err == nil || !(apierrors.IsConflict(err) || errors.Is(err, errBindingCacheLag)) {
 		// Karmada's ApplyPolicySucceed/ApplyPolicyFailed on the template,
 		// when the outcome changes; races that a retry settles are not
@@ -301,11 +302,9 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 }
 
 // setBindingClaim makes the claim labels and annotations of the template's
-// binding exactly those of claim, if the binding exists: none for a zero
-// claim (a released policy, as Karmada does; the binding itself, its Works
-// and the member objects stay), the new holder's for a Lazy policy whose
-// placement waits for the template to change. Nothing else of the binding
-// is touched.
+// binding, if it exists, exactly those of claim: none for a zero claim (a
+// released policy, as Karmada does; the binding itself, its Works and the
+// member objects stay). Nothing else of the binding is touched.
 func (d *Detector) setBindingClaim(ctx context.Context, obj *unstructured.Unstructured, claim policymatch.Claim) error {
 	b := binding.New(obj.GetNamespace(), binding.Name(obj.GetName(), obj.GetKind()))
 	if err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
@@ -362,22 +361,39 @@ func (d *Detector) gvrFor(obj *unstructured.Unstructured) schema.GroupVersionRes
 	return d.byGVK[obj.GroupVersionKind()]
 }
 
+// bindingWrite says how much of a policy ensureBinding writes.
+type bindingWrite bool
+
+const (
+	// applyPlacement writes the policy's placement and propagation
+	// settings, creating the binding if need be.
+	applyPlacement bindingWrite = true
+	// keepPlacement leaves a binding's placement and propagation settings
+	// as they are and creates none (a Lazy policy before its template
+	// changes).
+	keepPlacement bindingWrite = false
+)
+
 // ensureBinding creates or updates the template's binding so that its spec
-// carries the template reference, replicas and requirements, and the
-// policy's placement and propagation settings. Fields other controllers own
-// (spec.clusters, eviction tasks, status) are left alone.
-func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, p *policy) error {
+// carries the template reference, replicas and requirements, and (with
+// applyPlacement) the policy's placement and propagation settings. Fields
+// other controllers own (spec.clusters, eviction tasks, status) are left
+// alone.
+func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, p *policy, write bindingWrite) error {
 	b := binding.New(obj.GetNamespace(), binding.Name(obj.GetName(), obj.GetKind()))
 	err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b)
 	notFound := apierrors.IsNotFound(err)
 	if err != nil && !notFound {
 		return fmt.Errorf("get binding %s: %w", b.GetName(), err)
 	}
+	if notFound && write == keepPlacement {
+		return nil
+	}
 	var current binding.Object
 	if !notFound {
 		current = b.DeepCopyObject().(binding.Object)
 	}
-	desired := desiredBinding(b, current, obj, p)
+	desired := desiredBinding(b, current, obj, p, write)
 	if notFound {
 		return d.createBinding(ctx, desired)
 	}
@@ -396,9 +412,10 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 // desiredBinding returns b (modified in place: a new binding, or a copy of
 // current, the binding as it is) with the template and the policy written
 // into it: spec.resource, replicas and requirements, the policy's placement
-// and propagation settings, the claim labels and annotations, the template
-// fingerprint and the owner reference. It reads and writes nothing else.
-func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy) binding.Object {
+// and propagation settings (with applyPlacement only; keepPlacement leaves
+// b's), the claim labels and annotations, the template fingerprint and the
+// owner reference. It reads and writes nothing else.
+func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy, write bindingWrite) binding.Object {
 	spec := binding.Spec(b)
 	spec.Resource = workv1alpha2.ObjectReference{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
@@ -414,13 +431,15 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 	if replicas, req, ok := interpreter.GetReplicas(obj); ok {
 		spec.Replicas, spec.ReplicaRequirements = replicas, req
 	}
-	ps := p.spec
-	spec.Placement = ps.Placement.DeepCopy()
-	spec.PropagateDeps = ps.PropagateDeps
-	spec.SchedulerName = ps.SchedulerName
-	spec.Failover = ps.Failover.DeepCopy()
-	spec.ConflictResolution = ps.ConflictResolution
-	spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
+	if write == applyPlacement {
+		ps := p.spec
+		spec.Placement = ps.Placement.DeepCopy()
+		spec.PropagateDeps = ps.PropagateDeps
+		spec.SchedulerName = ps.SchedulerName
+		spec.Failover = ps.Failover.DeepCopy()
+		spec.ConflictResolution = ps.ConflictResolution
+		spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
+	}
 	labels := b.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
