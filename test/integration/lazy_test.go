@@ -100,6 +100,30 @@ var lazyCases = []integrationCase{
 			e.waitGone(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web gone from member1")
 		},
 	},
+	{
+		name: "a Lazy policy that preempts takes the claim on template and binding at once, and its placement when the template changes",
+		run: func(e *env) {
+			first := e.policy("first").selecting("Deployment", "web").to("member1").obj()
+			e.create(e.controlPlane, first)
+			tmpl := e.deployment("web", 1)
+			e.create(e.controlPlane, tmpl)
+			e.waitBinding("web", "the binding of the first policy", func(b *workv1alpha2.ResourceBinding) bool { return placedOn(b, "member1") })
+			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+
+			lazy := e.policy("lazy").selecting("Deployment", "web").to("member2").priority(2).preempting().lazy().obj()
+			e.create(e.controlPlane, lazy)
+			id := e.permanentID(lazy)
+			e.waitBinding("web", "the binding claimed by the Lazy policy, its placement kept", func(b *workv1alpha2.ResourceBinding) bool {
+				return onlyClaimOf(b, id, "lazy", e.ns) && placedOn(b, "member1")
+			})
+			update(e, e.controlPlane, tmpl, touch)
+			e.waitBinding("web", "the Lazy policy's placement, once the template changed", func(b *workv1alpha2.ResourceBinding) bool {
+				return onlyClaimOf(b, id, "lazy", e.ns) && placedOn(b, "member2")
+			})
+			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
+			e.waitGone(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web gone from member1")
+		},
+	},
 }
 
 // lazy sets spec.activationPreference to Lazy.
