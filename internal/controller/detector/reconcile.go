@@ -169,7 +169,7 @@ func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, p
 		if _, err := d.writeClaim(ctx, obj, policymatch.Claim{}); err != nil {
 			return nil, err
 		}
-		return nil, d.setBindingClaim(ctx, obj, policymatch.Claim{})
+		return nil, d.unclaimBinding(ctx, obj)
 	}
 	p, err := d.policyFor(ctx, c, pps, cpps)
 	if err != nil {
@@ -301,58 +301,37 @@ func (d *Detector) writeClaim(ctx context.Context, obj *unstructured.Unstructure
 	return updated, nil
 }
 
-// setBindingClaim makes the claim labels and annotations of the template's
-// binding, if it exists, exactly those of claim: none for a zero claim (a
-// released policy, as Karmada does; the binding itself, its Works and the
-// member objects stay). Nothing else of the binding is touched.
-func (d *Detector) setBindingClaim(ctx context.Context, obj *unstructured.Unstructured, claim policymatch.Claim) error {
+// unclaimBinding removes a released policy's claim labels and annotations
+// from the template's binding, as Karmada does; the binding itself, its
+// Works and the member objects stay.
+func (d *Detector) unclaimBinding(ctx context.Context, obj *unstructured.Unstructured) error {
 	b := binding.New(obj.GetNamespace(), binding.Name(obj.GetName(), obj.GetKind()))
 	if err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	wantL, wantA := claim.TemplateLabels(), claim.TemplateAnnotations()
-	if claim.Name == "" {
-		wantA = nil
-	}
 	labels, annotations := b.GetLabels(), b.GetAnnotations()
-	if labels == nil {
-		labels = map[string]string{}
+	changed := false
+	for _, k := range claimLabelKeys {
+		if _, ok := labels[k]; ok {
+			delete(labels, k)
+			changed = true
+		}
 	}
-	if annotations == nil {
-		annotations = map[string]string{}
+	for _, k := range claimAnnotationKeys {
+		if _, ok := annotations[k]; ok {
+			delete(annotations, k)
+			changed = true
+		}
 	}
-	changed := replaceKeys(labels, claimLabelKeys, wantL)
-	changed = replaceKeys(annotations, claimAnnotationKeys, wantA) || changed
 	if !changed {
 		return nil
 	}
 	b.SetLabels(labels)
 	b.SetAnnotations(annotations)
-	done := d.Gate.Write()
-	defer done()
 	if err := d.Client.Update(ctx, b); err != nil {
-		return fmt.Errorf("record the claim of %q on binding %s: %w", claim.Name, b.GetName(), err)
+		return fmt.Errorf("remove the released claim from binding %s: %w", b.GetName(), err)
 	}
 	return nil
-}
-
-// replaceKeys makes the keys of m among keys exactly those of want, and
-// reports whether m changed.
-func replaceKeys(m map[string]string, keys []string, want map[string]string) bool {
-	changed := false
-	for _, k := range keys {
-		v, ok := want[k]
-		cur, has := m[k]
-		switch {
-		case ok && (!has || cur != v):
-			m[k] = v
-			changed = true
-		case !ok && has:
-			delete(m, k)
-			changed = true
-		}
-	}
-	return changed
 }
 
 func (d *Detector) gvrFor(obj *unstructured.Unstructured) schema.GroupVersionResource {
