@@ -178,7 +178,7 @@ func (o *UpOptions) Validate() error {
 	if o.Detach && o.DryRun {
 		return errors.New("--dry-run starts nothing, so --detach does not apply")
 	}
-	if _, err := features.Parse(o.FeatureGates); err != nil {
+	if err := features.Check(o.FeatureGates); err != nil {
 		return fmt.Errorf("--feature-gates: %w", err)
 	}
 	for _, path := range o.Apply {

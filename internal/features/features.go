@@ -58,12 +58,9 @@ func Or(g featuregate.FeatureGate) featuregate.FeatureGate {
 	return g
 }
 
-// Parse checks a --feature-gates value (for example
-// "PropagationPolicyPreemption=true") and returns it unchanged. Errors name
-// the unknown gate or the bad value, as the flag would.
-func Parse(value string) (string, error) {
-	if err := New().Set(value); err != nil {
-		return "", err
-	}
-	return value, nil
+// Check reports whether value is a valid --feature-gates value (for example
+// "PropagationPolicyPreemption=true"; empty is valid). Errors name the
+// unknown gate or the bad value, as the flag would.
+func Check(value string) error {
+	return New().Set(value)
 }

@@ -36,15 +36,15 @@ func TestSet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := New()
 			err := g.Set(tt.value)
-			_, parseErr := Parse(tt.value)
+			parseErr := Check(tt.value)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || parseErr == nil {
-					t.Fatalf("Set(%q) = %v, Parse error %v; want an error naming %q", tt.value, err, parseErr, tt.wantErr)
+					t.Fatalf("Set(%q) = %v, Check error %v; want an error naming %q", tt.value, err, parseErr, tt.wantErr)
 				}
 				return
 			}
 			if err != nil || parseErr != nil {
-				t.Fatalf("Set(%q) = %v, Parse error %v", tt.value, err, parseErr)
+				t.Fatalf("Set(%q) = %v, Check error %v", tt.value, err, parseErr)
 			}
 			if g.Enabled(PropagationPolicyPreemption) != tt.wantPreemption || g.Enabled(PropagateDeps) != tt.wantDeps {
 				t.Errorf("after Set(%q): preemption %v, deps %v; want %v, %v", tt.value,

@@ -13,28 +13,28 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 )
 
-// Values of the result label of PreemptionTotal.
+// Values of the result label of preemptionTotal.
 const (
 	preemptionSucceeded = "success"
 	preemptionFailed    = "failed"
 )
 
-// PreemptionTotal counts preemptions, by result: "success" once per
+// preemptionTotal counts preemptions, by result: "success" once per
 // template taken from one policy by another, "failed" once per attempt
 // that failed other than by a race a retry settles (an optimistic-lock
 // conflict, the template deleted meanwhile). It is Karmada's
 // policy_preemption_total, served on the controller manager's
 // --metrics-bind-address (controller-runtime's registry).
-var PreemptionTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+var preemptionTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "policy_preemption_total",
 	Help: "Number of policy preemptions of resource templates, by result: success, or failed (attempts that failed).",
 }, []string{"result"})
 
 func init() {
-	metrics.Registry.MustRegister(PreemptionTotal)
+	metrics.Registry.MustRegister(preemptionTotal)
 	// Both series exist from the start, at zero.
-	PreemptionTotal.WithLabelValues(preemptionSucceeded)
-	PreemptionTotal.WithLabelValues(preemptionFailed)
+	preemptionTotal.WithLabelValues(preemptionSucceeded)
+	preemptionTotal.WithLabelValues(preemptionFailed)
 }
 
 // preemptPolicy is the operation whose events a preemption raises.
@@ -54,7 +54,7 @@ func (d *Detector) reportPreemption(ctx context.Context, tmpl *unstructured.Unst
 		result = preemptionFailed
 		err = preemptionError{to: to, from: from, err: err}
 	}
-	PreemptionTotal.WithLabelValues(result).Inc()
+	preemptionTotal.WithLabelValues(result).Inc()
 	klog.FromContext(ctx).V(1).Info("Preemption", "template", klog.KObj(tmpl), "kind", tmpl.GetKind(), "policy", to, "preempted", from, "err", err)
 	d.Events.Happened(preemptPolicy, err, to+" preempted "+from+" and now claims the template", tmpl)
 }

@@ -173,16 +173,16 @@ func TestReportPreemption(t *testing.T) {
 		policy:    &policy{claim: policymatch.Claim{Kind: policymatch.KindPropagationPolicy, Namespace: "foo", Name: "nginx-pp"}},
 		preempted: &policymatch.Claim{Kind: policymatch.KindClusterPropagationPolicy, Name: "base"},
 	}
-	success := testutil.ToFloat64(PreemptionTotal.WithLabelValues("success"))
-	failed := testutil.ToFloat64(PreemptionTotal.WithLabelValues("failed"))
+	success := testutil.ToFloat64(preemptionTotal.WithLabelValues("success"))
+	failed := testutil.ToFloat64(preemptionTotal.WithLabelValues("failed"))
 	ctx := context.Background()
 	d.reportPreemption(ctx, tmpl, dec, nil)
 	d.reportPreemption(ctx, tmpl, dec, apierrors.NewConflict(schema.GroupResource{Resource: "deployments"}, "web", errors.New("changed")))
 	d.reportPreemption(ctx, tmpl, dec, apierrors.NewForbidden(schema.GroupResource{Resource: "deployments"}, "web", errors.New("denied")))
-	if got := testutil.ToFloat64(PreemptionTotal.WithLabelValues("success")) - success; got != 1 {
+	if got := testutil.ToFloat64(preemptionTotal.WithLabelValues("success")) - success; got != 1 {
 		t.Errorf("policy_preemption_total{result=success} grew by %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(PreemptionTotal.WithLabelValues("failed")) - failed; got != 1 {
+	if got := testutil.ToFloat64(preemptionTotal.WithLabelValues("failed")) - failed; got != 1 {
 		t.Errorf("policy_preemption_total{result=failed} grew by %v, want 1 (a conflict is retried, not counted)", got)
 	}
 	want := []string{
