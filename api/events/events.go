@@ -13,6 +13,13 @@ const (
 	// ApplyPolicyFailed: the claiming policy could not be applied (the
 	// binding could not be written).
 	ApplyPolicyFailed = "ApplyPolicyFailed"
+	// PreemptPolicySucceed: a policy with preemption Always took the
+	// template from the policy that held it (the message names both); one
+	// event per preemption.
+	PreemptPolicySucceed = "PreemptPolicySucceed"
+	// PreemptPolicyFailed: a policy allowed to preempt could not take the
+	// template (the message names both policies and the error).
+	PreemptPolicyFailed = "PreemptPolicyFailed"
 )
 
 // Events on ResourceBindings and ClusterResourceBindings, repeated on their

@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
@@ -39,6 +40,10 @@ func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
 	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
 	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz; 0 disables")
+	// Karmada's --feature-gates, on component-base's feature gate.
+	gates := features.New()
+	gates.AddFlag(fl)
+	f.opts.Features = gates
 }
 
 func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
@@ -80,6 +85,9 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
   # Everything except the scheduler, which runs on its own
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --controllers '*,-scheduler'
   flotilla scheduler --kubeconfig ~/.flotilla/karmada.config
+
+  # Karmada's policy preemption (feature gate PropagationPolicyPreemption, off by default)
+  flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --feature-gates=PropagationPolicyPreemption=true
 
   # The plain level-based path: every propagation shortcut off
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config \

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,15 +61,43 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 	}
 	// pflag visits flags sorted by name.
 	want := map[string][]string{
-		"scheduler": {"context", "health-probe-bind-address", "kubeconfig", "leader-elect", "metrics-bind-address", "profiling-bind-address"},
+		"scheduler": {"context", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "metrics-bind-address", "profiling-bind-address"},
 		"controller-manager": {"cluster-status-update-frequency", "context", "controllers",
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
-			"health-probe-bind-address", "kubeconfig",
+			"feature-gates", "health-probe-bind-address", "kubeconfig",
 			"leader-elect", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {
 			t.Errorf("flotilla %s flags (-want +got):\n%s", use, diff)
 		}
+	}
+}
+
+func TestFeatureGates(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the controller manager refuses an unknown gate by name", []string{"controller-manager", "--feature-gates=NoSuchGate=true"}, "NoSuchGate"},
+		{"up refuses an unknown gate before starting anything", []string{"up", "--dry-run", "--data-dir", t.TempDir(), "--feature-gates=NoSuchGate=true"}, "--feature-gates: unrecognized feature gate: NoSuchGate"},
+		{"up refuses a value that is not a boolean", []string{"up", "--dry-run", "--data-dir", t.TempDir(), "--feature-gates=PropagationPolicyPreemption=yes please"}, "PropagationPolicyPreemption"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := execute(NewRootCommand(), tc.args, &stderr); code != 1 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit code %d, stderr %q; want 1 and an error containing %q", code, stderr.String(), tc.want)
+			}
+		})
+	}
+	var out, stderr bytes.Buffer
+	root := NewRootCommand()
+	root.SetOut(&out)
+	if code := execute(root, []string{"up", "--dry-run", "--members", "1", "--data-dir", t.TempDir(), "--feature-gates=PropagationPolicyPreemption=true"}, &stderr); code != 0 {
+		t.Fatalf("up --dry-run --feature-gates: exit code %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(out.String(), "--feature-gates=PropagationPolicyPreemption=true") {
+		t.Errorf("the dry run does not pass the gates to the controller manager:\n%s", out.String())
 	}
 }

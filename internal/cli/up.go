@@ -20,6 +20,7 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
@@ -40,6 +41,8 @@ type UpOptions struct {
 	CMArgs       []string
 	// AdmissionClaim keeps the control plane's FlotillaPolicyClaim plugin on.
 	AdmissionClaim bool
+	// FeatureGates is passed to every Flotilla component the stack starts.
+	FeatureGates string
 
 	membersSet bool
 	config     *localstack.Config
@@ -87,6 +90,9 @@ again on the same data dir keeps every object.`,
   # Start and apply Karmada's nginx sample (a Deployment, its PropagationPolicy and an OverridePolicy)
   flotilla up --apply ../shared/reference/karmada-samples/nginx
 
+  # Turn on Karmada's policy preemption in the controller manager
+  flotilla up --feature-gates=PropagationPolicyPreemption=true
+
   # 20 light members (API servers only: objects propagate but nothing runs)
   flotilla up --members 20 --bare-members
 
@@ -120,6 +126,7 @@ again on the same data dir keeps every object.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
 	f.BoolVar(&o.AdmissionClaim, "fast-path-admission-claim", true, "let the control plane's FlotillaPolicyClaim admission plugin claim new templates as they are created (else the detector claims them; see docs/architecture.md)")
+	f.StringVar(&o.FeatureGates, "feature-gates", "", "feature gates for every Flotilla component started (the controller manager), e.g. PropagationPolicyPreemption=true; known: "+strings.Join(features.New().KnownFeatures(), ", "))
 	f.StringArrayVar(&o.CMArgs, "controller-manager-arg", nil, "extra flag for flotilla controller-manager, e.g. --controller-manager-arg=--profiling-bind-address=127.0.0.1:6060 (repeatable)")
 	f.StringSliceVar(&o.Apply, "apply", nil, "once ready, apply these manifest files or directories to the control plane (like kubectl apply --server-side)")
 	return cmd
@@ -146,6 +153,7 @@ func (o *UpOptions) Complete() error {
 	o.config.DataDir = abs
 	o.config.ControllerManagerArgs = o.CMArgs
 	o.config.NoAdmissionClaim = !o.AdmissionClaim
+	o.config.FeatureGates = o.FeatureGates
 	if o.Bare {
 		for i := range o.config.Members {
 			m := &o.config.Members[i]
@@ -169,6 +177,9 @@ func (o *UpOptions) Validate() error {
 	}
 	if o.Detach && o.DryRun {
 		return errors.New("--dry-run starts nothing, so --detach does not apply")
+	}
+	if err := features.Check(o.FeatureGates); err != nil {
+		return fmt.Errorf("--feature-gates: %w", err)
 	}
 	for _, path := range o.Apply {
 		objs, err := readManifests(path)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -37,6 +38,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
@@ -76,6 +78,9 @@ type Options struct {
 	// missed while the controller was down may be and still be made up at
 	// start-up (--cronfederatedhpa-missed-run-window); 0 makes up none.
 	CronFederatedHPAMissedRunWindow time.Duration
+	// Features are the feature gates (package features), set by
+	// --feature-gates; nil means every gate at its default.
+	Features featuregate.FeatureGate
 	// SkipNameValidation lets Run be called again in the same process once
 	// an earlier Run has returned (the integration tests run the
 	// controllers once per fast-path setting): controller-runtime otherwise
@@ -114,7 +119,8 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	log := klog.FromContext(ctx)
-	log.Info("Starting controller manager", "controllers", strings.Join(shared.enabledNames(), ","), "fastPaths", o.FastPaths.String())
+	log.Info("Starting controller manager", "controllers", strings.Join(shared.enabledNames(), ","), "fastPaths", o.FastPaths.String(),
+		"preemption", features.Or(o.Features).Enabled(features.PropagationPolicyPreemption), "propagateDeps", features.Or(o.Features).Enabled(features.PropagateDeps))
 	for _, b := range builders {
 		if !shared.on[b.name] {
 			continue
@@ -301,6 +307,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()}
 	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
 	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
+	s.detector.Features = features.Or(o.Features)
 	s.execution = &execution.Reconciler{Client: c, Members: s.members, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}
 	if on["detector"] || on["binding"] || on["status"] {
 		// The detector's informers are the template cache of the binding

@@ -122,6 +122,29 @@ func (r *Recorder) Outcome(op Operation, err error, okMsg string, objs ...runtim
 	}
 }
 
+// Happened reports one attempt at an operation that, once it succeeds, is
+// over, such as a preemption: every success raises its Normal event (two
+// preemptions of one template are two events), and failures are raised as
+// by Outcome, when the failure differs from the previous one. The
+// arguments are Outcome's.
+func (r *Recorder) Happened(op Operation, err error, okMsg string, objs ...runtime.Object) {
+	if r == nil || r.Events == nil || len(objs) == 0 || objs[0] == nil {
+		return
+	}
+	if err == nil {
+		subject := subjectKey(objs[0])
+		r.mu.Lock()
+		if ops := r.last[subject]; ops != nil {
+			if _, seen := ops[op.Succeed]; seen {
+				delete(ops, op.Succeed)
+				r.size--
+			}
+		}
+		r.mu.Unlock()
+	}
+	r.Outcome(op, err, okMsg, objs...)
+}
+
 // Forget drops what is remembered of subject, once it is deleted.
 func (r *Recorder) Forget(subject runtime.Object) {
 	if r == nil {

@@ -69,6 +69,32 @@ func TestOutcomeIsPerSubjectAndOperation(t *testing.T) {
 	}
 }
 
+func TestHappenedRaisesEverySuccessAndChangedFailures(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	r := &Recorder{Events: fake}
+	preempt := Operation{Succeed: "PreemptPolicySucceed", Failed: "PreemptPolicyFailed"}
+	tmpl := cm("tmpl")
+	denied := errors.New("denied")
+	r.Happened(preempt, nil, "b took it from a", tmpl)
+	r.Happened(preempt, nil, "c took it from b", tmpl) // a second preemption: a second event
+	r.Happened(preempt, denied, "", tmpl)
+	r.Happened(preempt, denied, "", tmpl) // the same failure retried: nothing
+	r.Happened(preempt, nil, "d took it from c", tmpl)
+	r.Happened(preempt, denied, "", tmpl) // a failure after a success is raised again
+	want := []string{
+		"Normal PreemptPolicySucceed b took it from a", "Normal PreemptPolicySucceed c took it from b",
+		"Warning PreemptPolicyFailed denied", "Normal PreemptPolicySucceed d took it from c", "Warning PreemptPolicyFailed denied",
+	}
+	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if r.size != 1 {
+		t.Errorf("remembered outcomes = %d, want 1", r.size)
+	}
+	var none *Recorder
+	none.Happened(preempt, nil, "nothing", tmpl)
+}
+
 func TestNormalEventsWaitWhileBusy(t *testing.T) {
 	fake := record.NewFakeRecorder(100)
 	var busy atomic.Bool

@@ -72,3 +72,30 @@ func TestAdmissionClaimFastPathOffDisablesTheClaimPlugin(t *testing.T) {
 		t.Errorf("control plane kube-apiserver args lack %s:\n%v", want, p.ControlPlane().Components[0].Args)
 	}
 }
+
+func TestFeatureGatesGoToTheControllerManager(t *testing.T) {
+	c := &Config{DataDir: "/data", Members: []MemberConfig{DefaultMember(1, defaults)},
+		FeatureGates: "PropagationPolicyPreemption=true", ControllerManagerArgs: []string{"--feature-gates=PropagateDeps=false"}}
+	c.Complete(defaults)
+	p, err := BuildPlan(c, &SequentialPorts{Next: 31000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := p.ControllerManager.Args
+	gates := -1
+	for i, a := range args {
+		if a == "--feature-gates=PropagationPolicyPreemption=true" {
+			gates = i
+		}
+	}
+	if gates < 0 || args[len(args)-1] != "--feature-gates=PropagateDeps=false" {
+		t.Errorf("controller manager args %v: want the stack's --feature-gates, then the extra flags last", args)
+	}
+	for _, comp := range p.Components() {
+		for _, a := range comp.Args {
+			if strings.HasPrefix(a, "--feature-gates") {
+				t.Errorf("%s gets %s: Flotilla's gates are not Kubernetes'", comp.Name, a)
+			}
+		}
+	}
+}

@@ -31,6 +31,11 @@ type Config struct {
 	// docs/architecture.md): templates are then claimed by the detector
 	// alone.
 	NoAdmissionClaim bool `json:"noAdmissionClaim,omitempty"`
+	// FeatureGates is a --feature-gates value ("PropagationPolicyPreemption=true,...", see
+	// package features) passed to every Flotilla component the stack starts: today the
+	// controller manager, which runs the scheduler in-process. Empty leaves every gate at
+	// its default.
+	FeatureGates string `json:"featureGates,omitempty"`
 }
 
 // MemberConfig is one simulated member cluster.

@@ -122,14 +122,19 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	cmArgs := []string{"controller-manager",
+		"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
+		// One replica: no election, so a restart resumes at once.
+		"--leader-elect=false",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
+	}
+	if cfg.FeatureGates != "" {
+		cmArgs = append(cmArgs, "--feature-gates="+cfg.FeatureGates)
+	}
 	p.ControllerManager = Component{
 		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
-		Args: append([]string{"controller-manager",
-			"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
-			// One replica: no election, so a restart resumes at once.
-			"--leader-elect=false",
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
-		}, cfg.ControllerManagerArgs...),
+		// Extra flags last, so that they win.
+		Args:      append(cmArgs, cfg.ControllerManagerArgs...),
 		LogFile:   filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", cmPort),
 	}

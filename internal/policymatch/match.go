@@ -4,8 +4,10 @@
 // always preferred over ClusterPropagationPolicies. All functions are pure: callers list the
 // policies (typically from informer caches) and act on the returned Claim.
 //
-// Preemption (taking over a template already claimed by another policy) is a separate decision
-// and is not made here: BestMatch answers "which policy would claim this template now".
+// BestMatch answers "which policy would claim this template now", for a template no policy
+// holds. Preemption, taking a template from the policy that holds it, is a separate decision
+// (MayPreempt and Preemptor, in preemption.go): a claim is sticky unless a policy allowed to
+// preempt outranks its holder.
 package policymatch
 
 import (
@@ -111,6 +113,23 @@ type Claim struct {
 	Priority int32
 	// MatchLevel is the best level at which one of the policy's selectors matched.
 	MatchLevel MatchLevel
+	// Preemption is the policy's spec.preemption; empty (as in a policy the API server has not
+	// defaulted) means Never.
+	Preemption policyv1alpha1.PreemptionBehavior
+}
+
+// Same reports whether c and o name the same policy: kind, namespace and name.
+func (c Claim) Same(o Claim) bool {
+	return c.Kind == o.Kind && c.Namespace == o.Namespace && c.Name == o.Name
+}
+
+// String names the policy as Karmada's events do: "PropagationPolicy(ns/name)" or
+// "ClusterPropagationPolicy(name)".
+func (c Claim) String() string {
+	if c.Kind == KindClusterPropagationPolicy {
+		return c.Kind + "(" + c.Name + ")"
+	}
+	return c.Kind + "(" + c.Namespace + "/" + c.Name + ")"
 }
 
 // TemplateLabels returns the labels Karmada puts on a resource template claimed by this policy:
@@ -152,12 +171,17 @@ func BestMatch(obj *unstructured.Unstructured, pps []*policyv1alpha1.Propagation
 	if obj == nil {
 		return Claim{}, false
 	}
+	return bestAmong(obj, pps, cpps, nil)
+}
+
+// bestAmong is BestMatch over the policies whose claim keep accepts (all when keep is nil).
+func bestAmong(obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy, keep func(Claim) bool) (Claim, bool) {
 	if obj.GetNamespace() != "" {
-		if c, ok := bestOf(obj, KindPropagationPolicy, PropagationPolicyPermanentIDLabel, pps, ppSpec); ok {
+		if c, ok := bestOf(obj, KindPropagationPolicy, PropagationPolicyPermanentIDLabel, pps, ppSpec, keep); ok {
 			return c, true
 		}
 	}
-	return bestOf(obj, KindClusterPropagationPolicy, ClusterPropagationPolicyPermanentIDLabel, cpps, cppSpec)
+	return bestOf(obj, KindClusterPropagationPolicy, ClusterPropagationPolicyPermanentIDLabel, cpps, cppSpec, keep)
 }
 
 func ppSpec(p *policyv1alpha1.PropagationPolicy) *policyv1alpha1.PropagationSpec {
@@ -174,8 +198,9 @@ type policyObject interface {
 	metav1.Object
 }
 
-// bestOf is the core shared by both policy kinds: it ranks the matching policies of one kind.
-func bestOf[P policyObject](obj *unstructured.Unstructured, kind, permanentIDLabel string, policies []P, specOf func(P) *policyv1alpha1.PropagationSpec) (Claim, bool) {
+// bestOf is the core shared by both policy kinds: it ranks the matching policies of one kind
+// whose claim keep accepts (all when keep is nil).
+func bestOf[P policyObject](obj *unstructured.Unstructured, kind, permanentIDLabel string, policies []P, specOf func(P) *policyv1alpha1.PropagationSpec, keep func(Claim) bool) (Claim, bool) {
 	var zero P
 	var best Claim
 	found := false
@@ -203,6 +228,10 @@ func bestOf[P policyObject](obj *unstructured.Unstructured, kind, permanentIDLab
 			PermanentID: p.GetLabels()[permanentIDLabel],
 			Priority:    priorityOf(spec),
 			MatchLevel:  level,
+			Preemption:  spec.Preemption,
+		}
+		if keep != nil && !keep(c) {
+			continue
 		}
 		if !found || outranks(c, best) {
 			best, found = c, true

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -85,4 +86,77 @@ func Matches(tmpl *unstructured.Unstructured, b interface {
 	}
 	fp := Fingerprint(tmpl)
 	return fp != "" && b.GetAnnotations()[FingerprintAnnotation] == fp
+}
+
+// ChangedByUser reports whether newer differs from older in what Karmada's lazy activation
+// counts as a change of the resource template (activationPreference: Lazy): any field but
+// status, metadata.resourceVersion, metadata.generation and metadata.managedFields, and labels
+// or annotations whose key's prefix is karmada.io or ends in .karmada.io (the claim metadata
+// the control plane itself writes). A claim written by the detector is therefore no change; a
+// user's label, annotation or spec edit is.
+func ChangedByUser(older, newer *unstructured.Unstructured) bool {
+	if older == nil || newer == nil {
+		return older != newer
+	}
+	gen := newer.GetGeneration()
+	// With a generation (bumped by every spec change), equal generations leave only metadata to
+	// compare; without one (ConfigMaps, Secrets, ...) every top-level field is compared.
+	if gen == 0 || gen != older.GetGeneration() {
+		for k := range mergedKeys(older.Object, newer.Object) {
+			if k == "status" || k == "metadata" {
+				continue
+			}
+			if !equality.Semantic.DeepEqual(older.Object[k], newer.Object[k]) {
+				return true
+			}
+		}
+	}
+	om, _, _ := unstructured.NestedMap(older.Object, "metadata")
+	nm, _, _ := unstructured.NestedMap(newer.Object, "metadata")
+	for k := range mergedKeys(om, nm) {
+		switch k {
+		case "resourceVersion", "generation", "managedFields", "labels", "annotations":
+			continue
+		}
+		if !equality.Semantic.DeepEqual(om[k], nm[k]) {
+			return true
+		}
+	}
+	return !userKeysEqual(older.GetLabels(), newer.GetLabels()) || !userKeysEqual(older.GetAnnotations(), newer.GetAnnotations())
+}
+
+// mergedKeys is the set of keys of a and b.
+func mergedKeys(a, b map[string]any) map[string]struct{} {
+	keys := make(map[string]struct{}, len(a)+len(b))
+	for k := range a {
+		keys[k] = struct{}{}
+	}
+	for k := range b {
+		keys[k] = struct{}{}
+	}
+	return keys
+}
+
+// userKeysEqual compares two label or annotation maps, ignoring Karmada's keys.
+func userKeysEqual(a, b map[string]string) bool {
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if IsKarmadaKey(k) {
+				continue
+			}
+			va, okA := a[k]
+			vb, okB := b[k]
+			if okA != okB || va != vb {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// IsKarmadaKey reports whether a label or annotation key belongs to Karmada's domain: its prefix
+// (before "/") is karmada.io or ends in .karmada.io, as propagationpolicy.karmada.io/name does.
+func IsKarmadaKey(key string) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	return found && (prefix == "karmada.io" || strings.HasSuffix(prefix, ".karmada.io"))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
+	"github.com/flotilla-io/flotilla/internal/features"
 )
 
 // mode is one setting of the propagation path's fast paths.
@@ -37,15 +39,21 @@ type mode struct {
 	// suffix ends the name of every namespace a test of this mode uses.
 	suffix    string
 	fastPaths fastpath.Options
+	// featureGates is the controllers' --feature-gates value.
+	featureGates string
 }
 
 // modes are the settings every test runs with: the fast paths on, as
 // `flotilla controller-manager` runs by default, then all off, the plain
 // level-based controllers, which must converge to the same state.
 var modes = []mode{
-	{name: "fast-paths-on", suffix: "on", fastPaths: fastpath.All()},
-	{name: "fast-paths-off", suffix: "off", fastPaths: fastpath.Options{}},
+	{name: "fast-paths-on", suffix: "on", fastPaths: fastpath.All(), featureGates: preemptionOn},
+	{name: "fast-paths-off", suffix: "off", fastPaths: fastpath.Options{}, featureGates: preemptionOn},
 }
+
+// preemptionOn turns Karmada's policy preemption on: TestControllers runs
+// the preemption cases (TestControllersWithPreemptionOff the gate's default).
+const preemptionOn = "PropagationPolicyPreemption=true"
 
 // integrationCase is one behaviour of one controller. It runs in a
 // namespace of its own, synced to both members before it starts.
@@ -64,7 +72,7 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"cluster", clusterCases},
-		{"detector", detectorCases},
+		{"detector", slices.Concat(detectorCases, preemptionCases, lazyCases)},
 		{"scheduler", schedulerCases},
 		{"binding", bindingCases},
 		{"execution", executionCases},
@@ -127,6 +135,10 @@ func runControllers(t *testing.T, m mode) *controllers {
 		t.Fatal(err)
 	}
 	klog.SetOutput(logFile)
+	gates := features.New()
+	if err := gates.Set(m.featureGates); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = klog.NewContext(ctx, klog.Background())
 	ctl := &controllers{mode: m, done: make(chan struct{})}
@@ -140,6 +152,7 @@ func runControllers(t *testing.T, m mode) *controllers {
 			PprofAddr:                    "0",
 			SkippedPropagatingNamespaces: namespace.DefaultSkippedPatterns,
 			FastPaths:                    m.fastPaths,
+			Features:                     gates,
 			SkipNameValidation:           true,
 		})
 	}()

@@ -32,7 +32,7 @@ func nginxPolicy() *policy {
 
 func TestDesiredBindingOfANewTemplate(t *testing.T) {
 	tmpl := deploymentTemplate("10", 1, map[string]string{"app": "nginx"})
-	b := desiredBinding(binding.New("default", "nginx-deployment"), nil, tmpl, nginxPolicy())
+	b := desiredBinding(binding.New("default", "nginx-deployment"), nil, tmpl, nginxPolicy(), applyPlacement)
 	spec := binding.Spec(b)
 	if spec.Resource.ResourceVersion != "10" || spec.Resource.UID != "tmpl-uid" || spec.Resource.Kind != "Deployment" {
 		t.Errorf("spec.resource = %+v", spec.Resource)
@@ -59,7 +59,7 @@ func TestDesiredBindingOfANewTemplate(t *testing.T) {
 
 func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) {
 	first := deploymentTemplate("10", 1, nil)
-	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy())
+	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy(), applyPlacement)
 	id := current.GetLabels()[binding.PermanentIDLabel]
 	for _, tc := range []struct {
 		name   string
@@ -71,7 +71,7 @@ func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) 
 		{"a label change is recorded", deploymentTemplate("13", 1, map[string]string{"tier": "web"}), "13"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := desiredBinding(current.DeepCopyObject().(binding.Object), current, tc.tmpl, nginxPolicy())
+			b := desiredBinding(current.DeepCopyObject().(binding.Object), current, tc.tmpl, nginxPolicy(), applyPlacement)
 			if got := binding.Spec(b).Resource.ResourceVersion; got != tc.wantRV {
 				t.Errorf("recorded resourceVersion = %s, want %s", got, tc.wantRV)
 			}
@@ -79,5 +79,35 @@ func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) 
 				t.Errorf("permanent id changed from %s to %s", id, got)
 			}
 		})
+	}
+}
+
+func TestDesiredBindingOfALazyPolicyKeepsThePlacementAndTakesTheClaim(t *testing.T) {
+	first := deploymentTemplate("10", 1, nil)
+	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy(), applyPlacement)
+	lazy := &policy{
+		claim: policymatch.Claim{Kind: policymatch.KindClusterPropagationPolicy, Name: "lazy", PermanentID: "lazy-id"},
+		spec: &policyv1alpha1.PropagationSpec{ActivationPreference: policyv1alpha1.LazyActivation, Placement: policyv1alpha1.Placement{
+			ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}}},
+	}
+	claimedTemplate := deploymentTemplate("11", 2, map[string]string{policymatch.ClusterPropagationPolicyPermanentIDLabel: "lazy-id"})
+	b := desiredBinding(current.DeepCopyObject().(binding.Object), current, claimedTemplate, lazy, keepPlacement)
+	if diff := cmp.Diff([]string{"member1"}, binding.Spec(b).Placement.ClusterAffinity.ClusterNames); diff != "" {
+		t.Errorf("the placement changed (-want +got):\n%s", diff)
+	}
+	wantLabels := map[string]string{policymatch.ClusterPropagationPolicyPermanentIDLabel: "lazy-id", binding.PermanentIDLabel: current.GetLabels()[binding.PermanentIDLabel]}
+	if diff := cmp.Diff(wantLabels, b.GetLabels()); diff != "" {
+		t.Errorf("labels: the claim is not the Lazy policy's alone (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{policymatch.PropagationPolicyNameAnnotation, policymatch.PropagationPolicyNamespaceAnnotation} {
+		if _, ok := b.GetAnnotations()[k]; ok {
+			t.Errorf("annotation %s of the previous claim is left", k)
+		}
+	}
+	if b.GetAnnotations()[policymatch.ClusterPropagationPolicyNameAnnotation] != "lazy" {
+		t.Errorf("annotations %v lack the Lazy policy's name", b.GetAnnotations())
+	}
+	if got := binding.Spec(b).Resource.ResourceVersion; got != "11" || b.GetAnnotations()[template.FingerprintAnnotation] != template.Fingerprint(claimedTemplate) {
+		t.Errorf("the binding does not follow the template's version (%s), so its Works would wait for it", got)
 	}
 }

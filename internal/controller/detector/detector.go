@@ -14,14 +14,17 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,8 +75,17 @@ type Detector struct {
 	// (fastpath.Options.ReadYourWrites).
 	ReadYourWrites bool
 	// Events, if set, gets Karmada's ApplyPolicySucceed and
-	// ApplyPolicyFailed events on templates when the outcome changes.
+	// ApplyPolicyFailed events on templates when the outcome changes, and
+	// PreemptPolicySucceed and PreemptPolicyFailed on every preemption.
 	Events *eventrecord.Recorder
+	// Features are the feature gates the detector reads
+	// (features.PropagationPolicyPreemption); nil means every gate at its
+	// default.
+	Features featuregate.FeatureGate
+
+	// changes records, for Lazy policies, when each template and each
+	// policy last changed (see activation).
+	changes activation
 
 	// claimed holds templates as this detector's claim patches returned
 	// them (templateKey -> *unstructured.Unstructured) until the informer
@@ -87,7 +99,10 @@ type Detector struct {
 	mu       sync.RWMutex
 	watching map[schema.GroupVersionResource]*watched
 	byGVK    map[schema.GroupVersionKind]schema.GroupVersionResource
-	kick     chan struct{}
+	// discovered is set once a discovery has listed every API: kinds
+	// found after it are new to the control plane.
+	discovered bool
+	kick       chan struct{}
 }
 
 // New returns a detector; Start runs it.
@@ -146,6 +161,12 @@ func (d *Detector) Start(ctx context.Context) error {
 func (d *Detector) discover(ctx context.Context) error {
 	lists, discErr := d.Discovery.ServerPreferredResources()
 	started := false
+	// Templates listed when the detector starts existed before it: they
+	// are no change for a Lazy policy. A kind discovered later (a new CRD)
+	// brings templates the detector has never seen: those are.
+	d.mu.RLock()
+	atStart := !d.discovered
+	d.mu.RUnlock()
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil || !template.IsTemplateResource(gv.WithResource("")) {
@@ -169,16 +190,23 @@ func (d *Detector) discover(ctx context.Context) error {
 			// Rendering drops managedFields anyway; not caching them
 			// saves a large share of every template's memory.
 			_ = inf.SetTransform(crcache.TransformStripManagedFields())
+			// Policies that name their templates find them by name.
+			_ = inf.AddIndexers(cache.Indexers{nameIndex: indexByName})
 			w := &watched{gvk: gvk, namespaced: r.Namespaced, informer: inf}
 			d.watching[gvr] = w
 			d.byGVK[gvk] = gvr
 			d.mu.Unlock()
-			d.handleTemplates(gvr, inf)
+			d.handleTemplates(gvr, inf, atStart)
 			started = true
 		}
 	}
 	if started {
 		d.factory.Start(ctx.Done())
+	}
+	if discErr == nil {
+		d.mu.Lock()
+		d.discovered = true
+		d.mu.Unlock()
 	}
 	return discErr
 }
@@ -196,34 +224,61 @@ func hasVerbs(verbs metav1.Verbs, want ...string) bool {
 	return true
 }
 
-func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.SharedIndexInformer) {
-	enqueue := func(obj any) {
+// handleTemplates enqueues a template on every change but its status
+// writes, and records the changes a Lazy policy waits for: a template
+// created while the detector runs (or of a kind discovered after it
+// started, when atStart is false), and every later change by a user
+// (template.ChangedByUser).
+func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.SharedIndexInformer, atStart bool) {
+	keyOf := func(obj any) (templateKey, bool) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		if o, ok := obj.(metav1.Object); ok && !template.SkipNamespace(o.GetNamespace()) {
-			d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
+		o, ok := obj.(metav1.Object)
+		if !ok || template.SkipNamespace(o.GetNamespace()) {
+			return templateKey{}, false
 		}
+		return templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()}, true
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
 			d.settle(gvr, obj)
-			enqueue(obj)
+			if key, ok := keyOf(obj); ok {
+				if o, typed := obj.(*unstructured.Unstructured); typed && (!isInInitialList || !atStart) {
+					d.changes.templateChanged(key, o.GetResourceVersion())
+				}
+				d.queue.Add(key)
+			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			d.settle(gvr, newObj)
+			key, ok := keyOf(newObj)
+			if !ok {
+				return
+			}
+			if o, n, typed := asTemplates(oldObj, newObj); typed && template.ChangedByUser(o, n) {
+				d.changes.templateChanged(key, n.GetResourceVersion())
+			}
 			if statusOnlyChange(oldObj, newObj) {
 				return
 			}
-			enqueue(newObj)
+			d.queue.Add(key)
 		},
 		DeleteFunc: func(obj any) {
-			if o, ok := obj.(metav1.Object); ok {
-				d.claimed.Delete(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
+			if key, ok := keyOf(obj); ok {
+				d.claimed.Delete(key)
+				d.changes.templateGone(key)
+				d.queue.Add(key)
 			}
-			enqueue(obj)
 		},
 	})
+}
+
+// asTemplates returns both versions of an updated template.
+func asTemplates(oldObj, newObj any) (*unstructured.Unstructured, *unstructured.Unstructured, bool) {
+	o, ok1 := oldObj.(*unstructured.Unstructured)
+	n, ok2 := newObj.(*unstructured.Unstructured)
+	return o, n, ok1 && ok2
 }
 
 // statusOnlyChange reports an update that cannot change the claim or the
@@ -262,7 +317,10 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 			return fmt.Errorf("watch %T: %w", obj, err)
 		}
 		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: func(o any) { d.enqueueForPolicy(o) },
+			AddFunc: func(o any) {
+				d.changes.policyChanged(o)
+				d.enqueueForPolicy(o)
+			},
 			UpdateFunc: func(o, n any) {
 				// Only a changed spec or a deletion can change claims; the
 				// permanent-id label the detector itself adds must not
@@ -270,10 +328,17 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 				if policySpecUnchanged(o, n) {
 					return
 				}
+				d.changes.policyChanged(n)
+				// The old selectors find the templates the policy may
+				// release, the new ones those it may claim; a changed
+				// priority finds the templates it holds among them.
 				d.enqueueForPolicy(o)
 				d.enqueueForPolicy(n)
 			},
-			DeleteFunc: func(o any) { d.enqueueForPolicy(o) },
+			DeleteFunc: func(o any) {
+				d.changes.policyGone(o)
+				d.enqueueForPolicy(o)
+			},
 		})
 		if err != nil {
 			return err
@@ -337,8 +402,11 @@ func (d *Detector) enqueueForBinding(obj any) {
 	}
 }
 
-// enqueueForPolicy enqueues every template of the kinds the policy selects,
-// in its namespace for a PropagationPolicy. The reconcile decides.
+// enqueueForPolicy enqueues the templates the policy selects, and only
+// those: one lookup per named template, the templates of the selector's
+// namespace (a PropagationPolicy's own) otherwise, filtered by the label
+// selector. The reconcile of each decides; templates the policy holds are
+// among those it selects (or selected, for the old version of an update).
 func (d *Detector) enqueueForPolicy(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
@@ -360,15 +428,79 @@ func (d *Detector) enqueueForPolicy(obj any) {
 		if !ok {
 			continue
 		}
-		w := d.watching[gvr]
-		for _, item := range w.informer.GetStore().List() {
-			o := item.(metav1.Object)
-			if (ns != "" && o.GetNamespace() != ns) || template.SkipNamespace(o.GetNamespace()) {
-				continue
+		for _, o := range selectedTemplates(d.watching[gvr], ns, sel) {
+			if !template.SkipNamespace(o.GetNamespace()) {
+				d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
 			}
-			d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
 		}
 	}
+}
+
+// nameIndex indexes templates by name, for selectors that name a template
+// in every namespace (a ClusterPropagationPolicy's without a namespace).
+const nameIndex = "name"
+
+func indexByName(obj any) ([]string, error) {
+	o, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil
+	}
+	return []string{o.GetName()}, nil
+}
+
+// selectedTemplates returns the templates in w's cache that sel, a selector
+// of a policy of namespace policyNamespace ("" for a
+// ClusterPropagationPolicy), can select: by name a single lookup, otherwise
+// those of the namespace that match the label selector (an invalid one
+// selects nothing). It reads the informer's indexes; it lists the whole
+// kind only for a ClusterPropagationPolicy selector with neither a name nor
+// a namespace, which selects the whole kind.
+func selectedTemplates(w *watched, policyNamespace string, sel policyv1alpha1.ResourceSelector) []metav1.Object {
+	ns := sel.Namespace
+	if policyNamespace != "" {
+		if !w.namespaced || (ns != "" && ns != policyNamespace) {
+			return nil
+		}
+		ns = policyNamespace
+	}
+	if !w.namespaced && ns != "" {
+		return nil
+	}
+	store := w.informer.GetIndexer()
+	var items []any
+	switch {
+	case sel.Name != "" && (ns != "" || !w.namespaced):
+		key := sel.Name
+		if ns != "" {
+			key = ns + "/" + sel.Name
+		}
+		if item, exists, _ := store.GetByKey(key); exists {
+			items = []any{item}
+		}
+	case sel.Name != "":
+		items, _ = store.ByIndex(nameIndex, sel.Name)
+	case ns != "":
+		items, _ = store.ByIndex(cache.NamespaceIndex, ns)
+	default:
+		items = store.List()
+	}
+	var match labels.Selector
+	if sel.Name == "" && sel.LabelSelector != nil {
+		s, err := metav1.LabelSelectorAsSelector(sel.LabelSelector)
+		if err != nil {
+			return nil
+		}
+		match = s
+	}
+	out := make([]metav1.Object, 0, len(items))
+	for _, item := range items {
+		o, err := meta.Accessor(item)
+		if err != nil || (match != nil && !match.Matches(labels.Set(o.GetLabels()))) {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 func (d *Detector) work(ctx context.Context) {

@@ -22,6 +22,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/template"
@@ -57,20 +58,32 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	if err != nil {
 		return err
 	}
-	chosen, err := d.choose(ctx, obj, pps, cpps)
-	if err != nil || chosen == nil {
+	dec, err := d.choose(ctx, obj, pps, cpps)
+	if err != nil || dec == nil {
 		return err
 	}
-	claimed, err := d.writeClaim(ctx, obj, chosen.claim)
+	claimed, err := d.writeClaim(ctx, obj, dec.policy.claim)
+	if dec.preempted != nil {
+		d.reportPreemption(ctx, obj, dec, err)
+	}
 	if err != nil {
 		return err
 	}
-	err = d.ensureBinding(ctx, claimed, chosen)
+	if dec.policy.spec.ActivationPreference == policyv1alpha1.LazyActivation && !d.changes.changedSince(key, dec.policy.obj.GetUID()) {
+		// Karmada's lazy activation: the claim moves at once, the policy's
+		// placement waits until the template itself changes. No binding
+		// is created; one that exists takes the new claim (nothing names a
+		// policy that no longer holds the template) and the template's
+		// version, and keeps its placement and propagation settings.
+		klog.FromContext(ctx).V(1).Info("Lazy policy: the binding keeps its placement until the template changes", "template", klog.KObj(obj), "kind", obj.GetKind(), "policy", dec.policy.claim.String())
+		return d.ensureBinding(ctx, claimed, dec.policy, keepPlacement)
+	}
+	err = d.ensureBinding(ctx, claimed, dec.policy, applyPlacement)
 	if err == nil || !(apierrors.IsConflict(err) || errors.Is(err, errBindingCacheLag)) {
 		// Karmada's ApplyPolicySucceed/ApplyPolicyFailed on the template,
 		// when the outcome changes; races that a retry settles are not
 		// outcomes.
-		d.Events.Outcome(applyPolicy, err, "Apply policy("+policyRef(chosen.obj)+") succeed", claimed)
+		d.Events.Outcome(applyPolicy, err, "Apply policy("+policyRef(dec.policy.obj)+") succeed", claimed)
 	}
 	return err
 }
@@ -91,11 +104,15 @@ func policyRef(p client.Object) string {
 // this reconcile wanted to write is not dropped.
 var errBindingCacheLag = errors.New("the binding cache is behind the API server")
 
+// policies lists the cached policies that may claim a template of
+// namespace ns: the PropagationPolicies of ns (none for a cluster-scoped
+// kind) and every ClusterPropagationPolicy. The objects are the cache's
+// own, not copies: read them, never change them.
 func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]*policyv1alpha1.PropagationPolicy, []*policyv1alpha1.ClusterPropagationPolicy, error) {
 	var pps []*policyv1alpha1.PropagationPolicy
 	if namespaced {
 		list := &policyv1alpha1.PropagationPolicyList{}
-		if err := d.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		if err := d.Client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, fmt.Errorf("list PropagationPolicies: %w", err)
 		}
 		for i := range list.Items {
@@ -103,7 +120,7 @@ func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]
 		}
 	}
 	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
-	if err := d.Client.List(ctx, clist); err != nil {
+	if err := d.Client.List(ctx, clist, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, fmt.Errorf("list ClusterPropagationPolicies: %w", err)
 	}
 	cpps := make([]*policyv1alpha1.ClusterPropagationPolicy, 0, len(clist.Items))
@@ -113,29 +130,39 @@ func (d *Detector) policies(ctx context.Context, ns string, namespaced bool) ([]
 	return pps, cpps, nil
 }
 
-// choose returns the policy that claims obj: the one already recorded on it
-// while that policy exists and still selects it (a later, higher-priority
-// policy does not take it over), otherwise the best match. A stale claim
-// with no new match is removed from the template, and nil is returned:
-// what was propagated stays in place, as in Karmada.
-func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) (*policy, error) {
-	ann := obj.GetAnnotations()
-	if name := ann[policymatch.PropagationPolicyNameAnnotation]; name != "" {
-		for _, p := range pps {
-			if p.Name == name && p.Namespace == ann[policymatch.PropagationPolicyNamespaceAnnotation] && p.DeletionTimestamp == nil {
-				if c, ok := policymatch.BestMatch(obj, []*policyv1alpha1.PropagationPolicy{p}, nil); ok {
-					return &policy{claim: c, obj: p, spec: &p.Spec}, nil
-				}
-			}
+// decision is what the detector decided for a template: the policy that
+// claims it and, when that policy takes it from another, the claim it
+// preempts.
+type decision struct {
+	policy    *policy
+	preempted *policymatch.Claim
+}
+
+// choose returns the policy that claims obj. A claim is sticky: the policy
+// recorded on the template keeps it while it exists and still selects it,
+// unless, with the PropagationPolicyPreemption gate on, a policy allowed to
+// preempt outranks it (policymatch.Preemptor), which then takes it.
+// Otherwise the best match claims it. A stale claim with no new match is
+// removed from the template and its binding, and nil is returned: what was
+// propagated stays in place, as in Karmada.
+func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) (*decision, error) {
+	if holder := holderOf(obj, pps, cpps); holder != nil {
+		if !features.Or(d.Features).Enabled(features.PropagationPolicyPreemption) {
+			return &decision{policy: holder}, nil
 		}
-	} else if name := ann[policymatch.ClusterPropagationPolicyNameAnnotation]; name != "" {
-		for _, p := range cpps {
-			if p.Name == name && p.DeletionTimestamp == nil {
-				if c, ok := policymatch.BestMatch(obj, nil, []*policyv1alpha1.ClusterPropagationPolicy{p}); ok {
-					return &policy{claim: c, obj: p, spec: &p.Spec}, nil
-				}
-			}
+		c, ok := policymatch.Preemptor(obj, holder.claim, pps, cpps)
+		if !ok {
+			return &decision{policy: holder}, nil
 		}
+		dec := &decision{preempted: &holder.claim}
+		p, err := d.policyFor(ctx, c, pps, cpps)
+		if err != nil {
+			dec.policy = &policy{claim: c}
+			d.reportPreemption(ctx, obj, dec, err)
+			return nil, err
+		}
+		dec.policy = p
+		return dec, nil
 	}
 	c, ok := policymatch.BestMatch(obj, pps, cpps)
 	if !ok {
@@ -144,24 +171,59 @@ func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, p
 		}
 		return nil, d.unclaimBinding(ctx, obj)
 	}
+	p, err := d.policyFor(ctx, c, pps, cpps)
+	if err != nil {
+		return nil, err
+	}
+	return &decision{policy: p}, nil
+}
+
+// holderOf returns the policy whose claim obj carries, while that policy
+// exists, is not being deleted and still selects obj; nil otherwise.
+func holderOf(obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) *policy {
+	ann := obj.GetAnnotations()
+	if name := ann[policymatch.PropagationPolicyNameAnnotation]; name != "" {
+		for _, p := range pps {
+			if p.Name == name && p.Namespace == ann[policymatch.PropagationPolicyNamespaceAnnotation] && p.DeletionTimestamp == nil {
+				if c, ok := policymatch.BestMatch(obj, []*policyv1alpha1.PropagationPolicy{p}, nil); ok {
+					return &policy{claim: c, obj: p, spec: &p.Spec}
+				}
+			}
+		}
+	} else if name := ann[policymatch.ClusterPropagationPolicyNameAnnotation]; name != "" {
+		for _, p := range cpps {
+			if p.Name == name && p.DeletionTimestamp == nil {
+				if c, ok := policymatch.BestMatch(obj, nil, []*policyv1alpha1.ClusterPropagationPolicy{p}); ok {
+					return &policy{claim: c, obj: p, spec: &p.Spec}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// policyFor returns the listed policy that claim c names, with its
+// permanent id.
+func (d *Detector) policyFor(ctx context.Context, c policymatch.Claim, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) (*policy, error) {
 	if c.Kind == policymatch.KindClusterPropagationPolicy {
 		for _, p := range cpps {
 			if p.Name == c.Name {
 				return d.withPermanentID(ctx, &policy{claim: c, obj: p, spec: &p.Spec}, policymatch.ClusterPropagationPolicyPermanentIDLabel)
 			}
 		}
-	}
-	for _, p := range pps {
-		if p.Name == c.Name {
-			return d.withPermanentID(ctx, &policy{claim: c, obj: p, spec: &p.Spec}, policymatch.PropagationPolicyPermanentIDLabel)
+	} else {
+		for _, p := range pps {
+			if p.Name == c.Name && p.Namespace == c.Namespace {
+				return d.withPermanentID(ctx, &policy{claim: c, obj: p, spec: &p.Spec}, policymatch.PropagationPolicyPermanentIDLabel)
+			}
 		}
 	}
-	return nil, fmt.Errorf("matched policy %s/%s vanished", c.Namespace, c.Name)
+	return nil, fmt.Errorf("matched policy %s vanished", c)
 }
 
 // withPermanentID gives the policy its permanent-id label if it has none
-// (Karmada's mutating webhook does this at admission; Flotilla has no
-// webhook, so the detector does it on first use).
+// (Karmada's mutating webhook does this at admission; Flotilla's admission
+// plugin does too, so this is for policies created while it was off).
 func (d *Detector) withPermanentID(ctx context.Context, p *policy, label string) (*policy, error) {
 	if id := p.obj.GetLabels()[label]; id != "" {
 		p.claim.PermanentID = id
@@ -169,7 +231,10 @@ func (d *Detector) withPermanentID(ctx context.Context, p *policy, label string)
 	}
 	id := uuid.NewString()
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, label, id)
-	if err := d.Client.Patch(ctx, p.obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	// The listed policy is the cache's own object; the patch writes its
+	// answer into a copy.
+	obj := p.obj.DeepCopyObject().(client.Object)
+	if err := d.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return nil, fmt.Errorf("label policy %s with its permanent id: %w", p.obj.GetName(), err)
 	}
 	p.claim.PermanentID = id
@@ -275,22 +340,39 @@ func (d *Detector) gvrFor(obj *unstructured.Unstructured) schema.GroupVersionRes
 	return d.byGVK[obj.GroupVersionKind()]
 }
 
+// bindingWrite says how much of a policy ensureBinding writes.
+type bindingWrite bool
+
+const (
+	// applyPlacement writes the policy's placement and propagation
+	// settings, creating the binding if need be.
+	applyPlacement bindingWrite = true
+	// keepPlacement leaves a binding's placement and propagation settings
+	// as they are and creates none (a Lazy policy before its template
+	// changes).
+	keepPlacement bindingWrite = false
+)
+
 // ensureBinding creates or updates the template's binding so that its spec
-// carries the template reference, replicas and requirements, and the
-// policy's placement and propagation settings. Fields other controllers own
-// (spec.clusters, eviction tasks, status) are left alone.
-func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, p *policy) error {
+// carries the template reference, replicas and requirements, and (with
+// applyPlacement) the policy's placement and propagation settings. Fields
+// other controllers own (spec.clusters, eviction tasks, status) are left
+// alone.
+func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstructured, p *policy, write bindingWrite) error {
 	b := binding.New(obj.GetNamespace(), binding.Name(obj.GetName(), obj.GetKind()))
 	err := d.Client.Get(ctx, client.ObjectKeyFromObject(b), b)
 	notFound := apierrors.IsNotFound(err)
 	if err != nil && !notFound {
 		return fmt.Errorf("get binding %s: %w", b.GetName(), err)
 	}
+	if notFound && write == keepPlacement {
+		return nil
+	}
 	var current binding.Object
 	if !notFound {
 		current = b.DeepCopyObject().(binding.Object)
 	}
-	desired := desiredBinding(b, current, obj, p)
+	desired := desiredBinding(b, current, obj, p, write)
 	if notFound {
 		return d.createBinding(ctx, desired)
 	}
@@ -309,9 +391,10 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 // desiredBinding returns b (modified in place: a new binding, or a copy of
 // current, the binding as it is) with the template and the policy written
 // into it: spec.resource, replicas and requirements, the policy's placement
-// and propagation settings, the claim labels and annotations, the template
-// fingerprint and the owner reference. It reads and writes nothing else.
-func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy) binding.Object {
+// and propagation settings (with applyPlacement only; keepPlacement leaves
+// b's), the claim labels and annotations, the template fingerprint and the
+// owner reference. It reads and writes nothing else.
+func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy, write bindingWrite) binding.Object {
 	spec := binding.Spec(b)
 	spec.Resource = workv1alpha2.ObjectReference{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
@@ -327,13 +410,15 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 	if replicas, req, ok := interpreter.GetReplicas(obj); ok {
 		spec.Replicas, spec.ReplicaRequirements = replicas, req
 	}
-	ps := p.spec
-	spec.Placement = ps.Placement.DeepCopy()
-	spec.PropagateDeps = ps.PropagateDeps
-	spec.SchedulerName = ps.SchedulerName
-	spec.Failover = ps.Failover.DeepCopy()
-	spec.ConflictResolution = ps.ConflictResolution
-	spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
+	if write == applyPlacement {
+		ps := p.spec
+		spec.Placement = ps.Placement.DeepCopy()
+		spec.PropagateDeps = ps.PropagateDeps
+		spec.SchedulerName = ps.SchedulerName
+		spec.Failover = ps.Failover.DeepCopy()
+		spec.ConflictResolution = ps.ConflictResolution
+		spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
+	}
 	labels := b.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}

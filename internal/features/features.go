@@ -1,0 +1,66 @@
+// Package features declares Flotilla's feature gates, with Karmada's names and
+// defaults, on k8s.io/component-base/featuregate. It is a domain package: a
+// controller reads a gate through the featuregate.FeatureGate it is given,
+// never by importing another controller, and `flotilla controller-manager
+// --feature-gates=...` (or `flotilla up --feature-gates=...`, which passes
+// the value on) sets them.
+package features
+
+import (
+	"k8s.io/component-base/featuregate"
+)
+
+const (
+	// PropagationPolicyPreemption lets a PropagationPolicy or
+	// ClusterPropagationPolicy with spec.preemption Always take resource
+	// templates from a policy it outranks (Karmada's gate of the same name,
+	// alpha, off by default). Off, a claim never moves to another policy
+	// while its policy exists and still selects the template.
+	PropagationPolicyPreemption featuregate.Feature = "PropagationPolicyPreemption"
+
+	// PropagateDeps lets a policy's spec.propagateDeps send the ConfigMaps,
+	// Secrets, ServiceAccounts and PersistentVolumeClaims a workload refers
+	// to along with it (Karmada's gate of the same name, beta, on by
+	// default). Declared here; the dependency distribution acts on it.
+	PropagateDeps featuregate.Feature = "PropagateDeps"
+)
+
+// specs are the gates Flotilla knows, at Karmada's maturity and defaults.
+var specs = map[featuregate.Feature]featuregate.FeatureSpec{
+	PropagationPolicyPreemption: {Default: false, PreRelease: featuregate.Alpha},
+	PropagateDeps:               {Default: true, PreRelease: featuregate.Beta},
+}
+
+// New returns a gate holding every Flotilla feature at its default. Set it
+// from a "Name=true,Other=false" string with Set, or register it as the
+// --feature-gates flag with AddFlag (after which nothing can be added to
+// it). Set fails, naming the gate, on an unknown name or a value that is not
+// a boolean.
+func New() featuregate.MutableFeatureGate {
+	g := featuregate.NewFeatureGate()
+	if err := g.Add(specs); err != nil {
+		// Only a malformed spec above can fail; that is a programming error
+		// caught by this package's tests.
+		panic(err)
+	}
+	return g
+}
+
+// Defaults is a gate with every feature at its default, for callers given no
+// gate. Nothing may Set it.
+var Defaults featuregate.FeatureGate = New()
+
+// Or returns g, or Defaults when g is nil.
+func Or(g featuregate.FeatureGate) featuregate.FeatureGate {
+	if g == nil {
+		return Defaults
+	}
+	return g
+}
+
+// Check reports whether value is a valid --feature-gates value (for example
+// "PropagationPolicyPreemption=true"; empty is valid). Errors name the
+// unknown gate or the bad value, as the flag would.
+func Check(value string) error {
+	return New().Set(value)
+}
