@@ -106,8 +106,9 @@ var _ admission.ValidationInterface = &Plugin{}
 // Validate refuses a create or update that fails Validate. Status and other
 // subresource writes are not checked: they cannot change the spec.
 func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
-	if a.GetSubresource() != "" {
-		return nil
+	gr := a.GetResource().GroupResource()
+	if _, checked := checks[gr]; !checked || a.GetSubresource() != "" {
+		return nil // every write passes here: decide before touching the object
 	}
 	u, ok := a.GetObject().(*unstructured.Unstructured)
 	if !ok {
@@ -120,5 +121,5 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 		}
 		u = &unstructured.Unstructured{Object: m}
 	}
-	return Validate(a.GetResource().GroupResource(), a.GetKind().GroupKind(), a.GetName(), u.Object)
+	return Validate(gr, a.GetKind().GroupKind(), a.GetName(), u.Object)
 }
