@@ -19,8 +19,10 @@ import (
 // turns them all on, the default of `flotilla controller-manager`.
 type Options struct {
 	// Preschedule: the detector runs the scheduler on a new binding before
-	// creating it, so it is born with spec.clusters (one write and one
-	// watch delivery fewer). Needs the scheduler in the same process.
+	// creating it, so it is born with spec.clusters, and on a changed one
+	// (new replicas, a new placement) before updating it (one write and one
+	// watch delivery fewer each time). Needs the scheduler in the same
+	// process.
 	Preschedule bool
 	// BornScheduled: the status controller's first write of a binding born
 	// scheduled carries its Scheduled condition, and the scheduler leaves
@@ -51,7 +53,7 @@ func All() Options {
 // defaulting to the value already in o.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Preschedule, "fast-path-preschedule", o.Preschedule,
-		"schedule a new ResourceBinding before creating it, so it is born with its clusters (needs the scheduler in this process)")
+		"schedule a ResourceBinding in the detector's own write when it is created or its replicas or placement change (needs the scheduler in this process)")
 	fs.BoolVar(&o.BornScheduled, "fast-path-born-scheduled", o.BornScheduled,
 		"let the first status write of a binding born scheduled carry its Scheduled condition")
 	fs.BoolVar(&o.Handoff, "fast-path-handoff", o.Handoff,

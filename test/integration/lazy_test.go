@@ -20,9 +20,7 @@ var lazyCases = []integrationCase{
 			lazy := e.policy("lazy").selecting("Deployment", "web").to("member1").lazy().obj()
 			e.create(e.controlPlane, lazy)
 			id := e.permanentID(lazy)
-			waitFor(e, e.controlPlane, tmpl, "the template claimed by the Lazy policy", func(d *appsv1.Deployment) (bool, string) {
-				return onlyClaimOf(d, id, "lazy", e.ns), describe(d.Labels, d.Annotations)
-			})
+			e.waitTemplateClaimedBy(tmpl, id, "lazy", "the template claimed by the Lazy policy")
 			rb := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-deployment"}}
 			if !e.absent(e.controlPlane, rb) {
 				e.Errorf("a binding appeared before the template changed")
@@ -31,7 +29,7 @@ var lazyCases = []integrationCase{
 			e.waitBinding("web", "the binding of the Lazy policy, once the template changed", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "lazy", e.ns) && placedOn(b, "member1")
 			})
-			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+			e.waitCopyIn("member1", tmpl)
 		},
 	},
 	{
@@ -42,9 +40,7 @@ var lazyCases = []integrationCase{
 			lazy := e.policy("lazy").selecting("Deployment", "web").to("member1").lazy().obj()
 			e.create(e.controlPlane, lazy)
 			id := e.permanentID(lazy)
-			waitFor(e, e.controlPlane, tmpl, "the template claimed by the Lazy policy", func(d *appsv1.Deployment) (bool, string) {
-				return onlyClaimOf(d, id, "lazy", e.ns), describe(d.Labels, d.Annotations)
-			})
+			e.waitTemplateClaimedBy(tmpl, id, "lazy", "the template claimed by the Lazy policy")
 			e.delete(e.controlPlane, lazy)
 			waitFor(e, e.controlPlane, tmpl, "the template with no claim left", func(d *appsv1.Deployment) (bool, string) {
 				return !hasClaim(d), describe(d.Labels, d.Annotations)
@@ -62,7 +58,7 @@ var lazyCases = []integrationCase{
 			e.waitBinding("web", "the binding of the second policy", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, secondID, "second", e.ns) && placedOn(b, "member2")
 			})
-			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
+			e.waitCopyIn("member2", tmpl)
 			if !e.absent(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}) {
 				e.Errorf("web reached member1, the deleted Lazy policy's cluster")
 			}
@@ -79,7 +75,7 @@ var lazyCases = []integrationCase{
 			e.waitBinding("web", "the binding of the Lazy policy", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "lazy", e.ns) && placedOn(b, "member1")
 			})
-			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+			e.waitCopyIn("member1", tmpl)
 
 			update(e, e.controlPlane, lazy, func(p *policyv1alpha1.PropagationPolicy) {
 				p.Spec.Placement.ClusterAffinity.ClusterNames = []string{"member2"}
@@ -96,8 +92,8 @@ var lazyCases = []integrationCase{
 			e.waitBinding("web", "the new placement, once the template changed", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "lazy", e.ns) && placedOn(b, "member2")
 			})
-			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
-			e.waitGone(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web gone from member1")
+			e.waitCopyIn("member2", tmpl)
+			e.waitCopyGone("member1", tmpl)
 		},
 	},
 	{
@@ -108,7 +104,7 @@ var lazyCases = []integrationCase{
 			tmpl := e.deployment("web", 1)
 			e.create(e.controlPlane, tmpl)
 			e.waitBinding("web", "the binding of the first policy", func(b *workv1alpha2.ResourceBinding) bool { return placedOn(b, "member1") })
-			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+			e.waitCopyIn("member1", tmpl)
 
 			lazy := e.policy("lazy").selecting("Deployment", "web").to("member2").priority(2).preempting().lazy().obj()
 			e.create(e.controlPlane, lazy)
@@ -120,8 +116,8 @@ var lazyCases = []integrationCase{
 			e.waitBinding("web", "the Lazy policy's placement, once the template changed", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "lazy", e.ns) && placedOn(b, "member2")
 			})
-			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
-			e.waitGone(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web gone from member1")
+			e.waitCopyIn("member2", tmpl)
+			e.waitCopyGone("member1", tmpl)
 		},
 	},
 }

@@ -35,19 +35,17 @@ var preemptionCases = []integrationCase{
 			e.waitBinding("web", "the binding of the ClusterPropagationPolicy", func(b *workv1alpha2.ResourceBinding) bool {
 				return b.Annotations[policymatch.ClusterPropagationPolicyNameAnnotation] == base.Name && len(b.Spec.Clusters) == 1
 			})
-			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+			e.waitCopyIn("member1", tmpl)
 
 			pp := e.policy("nginx-pp").selecting("Deployment", "web").to("member2").priority(10).preempting().obj()
 			e.create(e.controlPlane, pp)
 			id := e.permanentID(pp)
-			waitFor(e, e.controlPlane, tmpl, "the template claimed by nginx-pp alone", func(d *appsv1.Deployment) (bool, string) {
-				return onlyClaimOf(d, id, "nginx-pp", e.ns), describe(d.Labels, d.Annotations)
-			})
+			e.waitTemplateClaimedBy(tmpl, id, "nginx-pp", "the template claimed by nginx-pp alone")
 			e.waitBinding("web", "the binding claimed by nginx-pp alone, with its placement", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "nginx-pp", e.ns) && placedOn(b, "member2")
 			})
-			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
-			e.waitGone(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web gone from member1")
+			e.waitCopyIn("member2", tmpl)
+			e.waitCopyGone("member1", tmpl)
 			e.waitEvent("web", events.PreemptPolicySucceed, "PropagationPolicy("+e.ns+"/nginx-pp)", "ClusterPropagationPolicy("+base.Name+")")
 		},
 	},
@@ -58,22 +56,20 @@ var preemptionCases = []integrationCase{
 			e.create(e.controlPlane, broad)
 			tmpl := e.deployment("web", 1)
 			e.create(e.controlPlane, tmpl)
-			before := waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+			before := e.waitCopyIn("member1", tmpl)
 			broadID := e.permanentID(broad)
 
 			pp := e.policy("nginx-pp").selecting("Deployment", "web").to("member1", "member2").duplicated().priority(10).preempting().obj()
 			e.create(e.controlPlane, pp)
 			id := e.permanentID(pp)
-			waitFor(e, e.controlPlane, tmpl, "the template claimed by nginx-pp alone", func(d *appsv1.Deployment) (bool, string) {
-				return onlyClaimOf(d, id, "nginx-pp", e.ns), describe(d.Labels, d.Annotations)
-			})
+			e.waitTemplateClaimedBy(tmpl, id, "nginx-pp", "the template claimed by nginx-pp alone")
 			b := e.waitBinding("web", "the binding claimed by nginx-pp alone, on both members", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "nginx-pp", e.ns) && placedOn(b, "member1", "member2")
 			})
 			if strings.Contains(describe(b.Labels, b.Annotations), broadID) || strings.Contains(describe(b.Labels, b.Annotations), "broad") {
 				e.Errorf("the binding still names the preempted policy: %v %v", b.Labels, b.Annotations)
 			}
-			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
+			e.waitCopyIn("member2", tmpl)
 			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1, the same object, named by the new binding",
 				func(d *appsv1.Deployment) (bool, string) {
 					return d.UID == before.UID && !strings.Contains(describe(d.Labels, d.Annotations), broadID), describe(d.UID, d.Labels, d.Annotations)
@@ -107,18 +103,16 @@ var preemptionCases = []integrationCase{
 			e.waitBinding("web", "the binding of holder, the higher priority", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, holderID, "holder", e.ns) && placedOn(b, "member1")
 			})
-			waitFor(e, e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member1", exists[*appsv1.Deployment])
+			e.waitCopyIn("member1", tmpl)
 
 			update(e, e.controlPlane, holder, func(p *policyv1alpha1.PropagationPolicy) { p.Spec.Priority = ptr.To[int32](3) })
 			id := e.permanentID(waiting)
-			waitFor(e, e.controlPlane, tmpl, "the template claimed by waiting", func(d *appsv1.Deployment) (bool, string) {
-				return onlyClaimOf(d, id, "waiting", e.ns), describe(d.Labels, d.Annotations)
-			})
+			e.waitTemplateClaimedBy(tmpl, id, "waiting", "the template claimed by waiting")
 			e.waitBinding("web", "the binding of waiting, on member2", func(b *workv1alpha2.ResourceBinding) bool {
 				return onlyClaimOf(b, id, "waiting", e.ns) && placedOn(b, "member2")
 			})
-			waitFor(e, e.members["member2"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web in member2", exists[*appsv1.Deployment])
-			e.waitGone(e.members["member1"], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, "web gone from member1")
+			e.waitCopyIn("member2", tmpl)
+			e.waitCopyGone("member1", tmpl)
 		},
 	},
 	{
@@ -292,4 +286,26 @@ func (e *env) absent(c client.Client, obj client.Object) bool {
 		e.Fatal(err)
 	}
 	return apierrors.IsNotFound(err)
+}
+
+// waitCopyIn waits until member has a copy of the Deployment template tmpl,
+// and returns it.
+func (e *env) waitCopyIn(member string, tmpl *appsv1.Deployment) *appsv1.Deployment {
+	e.T.Helper()
+	return waitFor(e, e.members[member], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, tmpl.Name+" in "+member, exists[*appsv1.Deployment])
+}
+
+// waitCopyGone waits until member has no copy of tmpl.
+func (e *env) waitCopyGone(member string, tmpl *appsv1.Deployment) {
+	e.T.Helper()
+	e.waitGone(e.members[member], &appsv1.Deployment{ObjectMeta: tmpl.ObjectMeta}, tmpl.Name+" gone from "+member)
+}
+
+// waitTemplateClaimedBy waits until tmpl carries the claim of the
+// PropagationPolicy policy (permanent id id) and nothing of any other.
+func (e *env) waitTemplateClaimedBy(tmpl *appsv1.Deployment, id, policy, what string) {
+	e.T.Helper()
+	waitFor(e, e.controlPlane, tmpl, what, func(d *appsv1.Deployment) (bool, string) {
+		return onlyClaimOf(d, id, policy, e.ns), describe(d.Labels, d.Annotations)
+	})
 }

@@ -64,8 +64,9 @@ type Detector struct {
 	// RediscoverEvery bounds how long a new API (a CRD added without an
 	// event reaching us) goes unwatched.
 	RediscoverEvery time.Duration
-	// Preschedule, if set, fills a new binding's target clusters before it
-	// is created (the in-process scheduler's scheduling.Preschedule).
+	// Preschedule, if set, fills a binding's target clusters before it is
+	// created, and again before a change of its replicas or placement is
+	// written (the in-process scheduler's scheduling.Preschedule).
 	Preschedule func(ctx context.Context, c client.Reader, b binding.Object) error
 	// Gate, if set, is touched by every claim and binding write, so status
 	// reports give way to them (see statusgate.Gate).

@@ -379,6 +379,13 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	if equality.Semantic.DeepEqual(current, desired) {
 		return nil
 	}
+	if d.Preschedule != nil && write == applyPlacement {
+		// New replicas or a new placement: the scheduler's decision goes
+		// into the same write (Preschedule).
+		if err := d.Preschedule(ctx, d.Client, desired); err != nil {
+			return fmt.Errorf("preschedule binding %s: %w", desired.GetName(), err)
+		}
+	}
 	done := d.Gate.Write()
 	defer done()
 	if err := d.Client.Update(ctx, desired); err != nil {

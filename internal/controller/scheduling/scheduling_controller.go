@@ -48,8 +48,12 @@ type Reconciler struct {
 	// ScheduleBindingFailed events on the binding and its template when the
 	// outcome changes.
 	Events *eventrecord.Recorder
-	// Gate, if set, is touched by every placement write (see statusgate.Gate).
+	// Gate, if set, is touched by every placement write (see
+	// statusgate.Gate), and holds back a Scheduled condition that only
+	// records a newer generation while propagation is busy.
 	Gate *statusgate.Gate
+
+	wakeup statusgate.Wakeup
 }
 
 func (r *Reconciler) newBinding() binding.Object {
@@ -60,8 +64,10 @@ func (r *Reconciler) newBinding() binding.Object {
 // feasibility (readiness, labels, spec, served APIs, deletion) reschedule
 // every binding of this kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.wakeup = statusgate.NewWakeup()
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("scheduler")).
 		For(r.newBinding()).
+		WatchesRawSource(r.wakeup.Source()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				r.enqueueAll(ctx, q)
@@ -120,26 +126,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.dropVanished(ctx, b, clusters.Items); err != nil {
 		return ctrl.Result{}, err
 	}
-	spec, status := binding.Spec(b), binding.Status(b)
-	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
-		return ctrl.Result{}, nil
-	}
-	if spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling {
+	spec := binding.Spec(b)
+	if !ours(spec) {
 		return ctrl.Result{}, nil
 	}
 	placement := binding.AppliedPlacement(spec)
-	in := scheduler.Input{
-		Clusters: live(clusters.Items),
-		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
-		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
-		ObservedAffinityName: status.SchedulerObservedAffinityName,
-	}
-	if b.GetAnnotations()[binding.AppliedPlacementAnnotation] != placement {
-		// A changed placement is scheduled afresh; only a changed world
-		// (clusters, replicas) is scheduled incrementally.
-		in.Previous, in.ObservedAffinityName = nil, ""
-	}
-	decision, schedErr := scheduler.Decide(in)
+	decision, schedErr := scheduler.Decide(input(b, live(clusters.Items)))
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
 	var noFit *scheduler.NoClusterFitError
@@ -172,6 +164,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// not happened within the grace.
 			return ctrl.Result{RequeueAfter: BornScheduledGrace - age}, nil
 		}
+	}
+	if schedErr == nil && r.generationOnly(b, cond, decision.AffinityName) && r.Gate.Park("scheduled/"+req.String(), r.wakeup.Release(r.keyOnly(b))) {
+		return ctrl.Result{}, nil
 	}
 	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, schedErr == nil); apierrors.IsConflict(err) {
 		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
@@ -223,22 +218,64 @@ func targetNames(tcs []workv1alpha2.TargetCluster) []string {
 // write and one controller hop fewer on the propagation path. It leaves an
 // unschedulable binding empty; the controller then reports why. Only for
 // the default scheduler, and only when it runs in this process.
+//
+// The detector calls it too before it writes a changed binding (new
+// replicas, a new placement): the decision is the one this controller would
+// make a moment later from the same binding and clusters (input), so it
+// goes into the detector's write and the scheduler then has nothing to
+// change. A binding that points at a cluster that is gone, or that cannot
+// be scheduled, is left for the controller, which handles and reports it.
 func Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
 	spec := binding.Spec(b)
-	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
+	if !ours(spec) {
 		return nil
 	}
 	live, err := liveClusters(ctx, c)
 	if err != nil {
 		return err
 	}
-	decision, err := scheduler.Decide(scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
-		ReplicaRequirements: spec.ReplicaRequirements, Clusters: live})
+	names := make(map[string]bool, len(live))
+	for _, cl := range live {
+		names[cl.Name] = true
+	}
+	for _, tc := range spec.Clusters {
+		if !names[tc.Name] {
+			return nil
+		}
+	}
+	decision, err := scheduler.Decide(input(b, live))
 	if err != nil {
 		return nil
 	}
 	recordDecision(b, decision.Clusters, binding.AppliedPlacement(spec))
 	return nil
+}
+
+// ours reports a binding this scheduler places now: the default scheduler
+// names it, and its scheduling is not suspended.
+func ours(spec *workv1alpha2.ResourceBindingSpec) bool {
+	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
+		return false
+	}
+	return spec.Suspension == nil || spec.Suspension.Scheduling == nil || !*spec.Suspension.Scheduling
+}
+
+// input is what the scheduler decides a binding's placement from. A
+// binding whose placement changed since its last decision (the
+// applied-placement annotation) is scheduled afresh; only a changed world
+// (clusters, replicas) is scheduled incrementally from spec.clusters.
+func input(b binding.Object, clusters []*clusterv1alpha1.Cluster) scheduler.Input {
+	spec, status := binding.Spec(b), binding.Status(b)
+	in := scheduler.Input{
+		Clusters: clusters,
+		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
+		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
+		ObservedAffinityName: status.SchedulerObservedAffinityName,
+	}
+	if b.GetAnnotations()[binding.AppliedPlacementAnnotation] != binding.AppliedPlacement(spec) {
+		in.Previous, in.ObservedAffinityName = nil, ""
+	}
+	return in
 }
 
 // liveClusters lists the Clusters a binding may be scheduled to: every one
@@ -300,6 +337,30 @@ func (r *Reconciler) writeStatus(ctx context.Context, b binding.Object, cond met
 		meta.SetStatusCondition(&status.Conditions, cond)
 	}
 	return r.Client.Status().Patch(ctx, b, patch)
+}
+
+// generationOnly reports a successful decision whose status write would
+// only record a newer generation: the condition and the observed affinity
+// are as they were. Nothing reads that but users and tools, so it is a
+// report and waits behind the status gate; any other change of the
+// Scheduled status is written at once.
+func (r *Reconciler) generationOnly(b binding.Object, cond metav1.Condition, affinity string) bool {
+	status := binding.Status(b)
+	old := meta.FindStatusCondition(status.Conditions, cond.Type)
+	if old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message ||
+		status.SchedulerObservedAffinityName != affinity {
+		return false
+	}
+	return status.SchedulerObservedGeneration != b.GetGeneration() || old.ObservedGeneration != b.GetGeneration()
+}
+
+// keyOnly is a binding of r's kind with only b's name and namespace, for a
+// gate release.
+func (r *Reconciler) keyOnly(b binding.Object) binding.Object {
+	k := r.newBinding()
+	k.SetNamespace(b.GetNamespace())
+	k.SetName(b.GetName())
+	return k
 }
 
 // BornScheduledGrace is how long the scheduler leaves the Scheduled
