@@ -180,7 +180,8 @@ func dynamicClient(b *testing.B, kubeconfig string) dynamic.Interface {
 	return dynamic.NewForConfigOrDie(restConfig(b, kubeconfig, ""))
 }
 
-func startHarness(b *testing.B) *harness {
+// startHarness starts the stack, with extra flags for `flotilla up`.
+func startHarness(b *testing.B, extra ...string) *harness {
 	bin := os.Getenv("FLOTILLA_BIN")
 	if bin == "" {
 		b.Skip("set FLOTILLA_BIN (make bench does)")
@@ -203,6 +204,7 @@ func startHarness(b *testing.B) *harness {
 	} else {
 		args = append(args, "--node-pods", "600")
 	}
+	args = append(args, extra...)
 	if addr := os.Getenv("BENCH_PPROF"); addr != "" {
 		args = append(args, "--controller-manager-arg=--profiling-bind-address="+addr)
 	}
