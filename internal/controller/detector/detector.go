@@ -94,6 +94,8 @@ type Detector struct {
 	// woken by the binding created right after the claim) get the claimed
 	// template at once instead of waiting for the informer to catch up.
 	claimed sync.Map
+	// preemptionOffWarned holds the policies warnPreemptionOff has logged.
+	preemptionOffWarned sync.Map
 
 	queue    workqueue.TypedRateLimitingInterface[templateKey]
 	factory  dynamicinformer.DynamicSharedInformerFactory

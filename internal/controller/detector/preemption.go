@@ -11,6 +11,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/api/events"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
 )
 
 // Values of the result label of preemptionTotal.
@@ -70,3 +71,15 @@ func (e preemptionError) Error() string {
 }
 
 func (e preemptionError) Unwrap() error { return e.err }
+
+// warnPreemptionOff logs, once per policy and process, that a policy which
+// would preempt a template does not because the PropagationPolicyPreemption
+// gate is off: otherwise `preemption: Always` fails silently.
+func (d *Detector) warnPreemptionOff(ctx context.Context, c policymatch.Claim) {
+	key := c.Kind + "/" + c.Namespace + "/" + c.Name
+	if _, warned := d.preemptionOffWarned.LoadOrStore(key, true); warned {
+		return
+	}
+	klog.FromContext(ctx).Info("Warning: a policy with preemption: Always outranks the policy holding a template, but the PropagationPolicyPreemption feature gate is off, so it takes nothing; start the controller manager with --feature-gates=PropagationPolicyPreemption=true",
+		"kind", c.Kind, "namespace", c.Namespace, "policy", c.Name)
+}

@@ -148,6 +148,9 @@ type decision struct {
 func (d *Detector) choose(ctx context.Context, obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) (*decision, error) {
 	if holder := holderOf(obj, pps, cpps); holder != nil {
 		if !features.Or(d.Features).Enabled(features.PropagationPolicyPreemption) {
+			if c, ok := policymatch.Preemptor(obj, holder.claim, pps, cpps); ok {
+				d.warnPreemptionOff(ctx, c)
+			}
 			return &decision{policy: holder}, nil
 		}
 		c, ok := policymatch.Preemptor(obj, holder.claim, pps, cpps)
