@@ -1,0 +1,472 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/promotion"
+)
+
+// promoteOptions are the flags and arguments of `flotilla promote`.
+type promoteOptions struct {
+	kubeconfig, context string
+	namespace, cluster  string
+	policyName, output  string
+	dependencies        bool
+	dryRun              bool
+
+	kind, name string
+	out, errOut io.Writer
+}
+
+func newPromoteCommand() *cobra.Command {
+	o := &promoteOptions{}
+	cmd := &cobra.Command{
+		Use:   "promote <kind> <name> -C <cluster> [-n <namespace>]",
+		Short: "Take an object running in a member cluster into the control plane",
+		Long: `Promote an object that already runs in a member cluster to a resource template
+on the control plane, as 'karmadactl promote' does. The object is read from the
+member; it is created on the control plane without what the member set (status,
+uid, resourceVersion, managedFields, cluster IPs, a Job's generated selector,
+...); and a PropagationPolicy (a ClusterPropagationPolicy for a cluster-scoped
+kind) is created that places it on that member with conflictResolution
+Overwrite, so the running object is adopted in place, not re-created.
+
+The policy is named as Karmada names it: the object's name and a hash of its
+namespace and kind, so two kinds with an object of the same name get two
+policies. --policy-name names it instead.
+
+With --dependencies, what a workload's pod template refers to (ConfigMaps,
+Secrets, the ServiceAccount, PersistentVolumeClaims, a StatefulSet's Service) is
+promoted as well, each with a template and a policy of its own. A dependency
+that is already a template on the control plane is left as it is; one missing
+from the member is reported and skipped.
+
+Nothing is changed when the object already exists on the control plane, is
+missing from the member, or the cluster is not joined.`,
+		Example: `  # Take the Deployment web of namespace shop, running in member1, into the control plane
+  flotilla promote deployment web -n shop -C member1
+
+  # The same with the ConfigMaps, Secrets and ServiceAccount its pods use
+  flotilla promote deploy web -n shop -C member1 --dependencies
+
+  # Print what would be created, as a YAML stream, and create nothing
+  flotilla promote deployments.apps web -n shop -C member1 --dependencies --dry-run -o yaml
+
+  # A cluster-scoped object gets a ClusterPropagationPolicy, here named by you
+  flotilla promote clusterrole reader -C member2 --policy-name reader-from-member2`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return usageError{err}
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: $KUBECONFIG, else ~/.flotilla/karmada.config as written by 'flotilla up', else ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
+	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace of the object (default: the context's namespace, else default); ignored for cluster-scoped kinds")
+	f.StringVarP(&o.cluster, "cluster", "C", "", "member cluster the object runs in (required)")
+	f.StringVar(&o.policyName, "policy-name", "", "name of the policy created for the object (default: Karmada's <name>-<hash>); dependencies keep generated names")
+	f.BoolVarP(&o.dependencies, "dependencies", "d", false, "also promote the ConfigMaps, Secrets, ServiceAccount, PersistentVolumeClaims and Service a workload refers to")
+	f.BoolVar(&o.dryRun, "dry-run", false, "create nothing; print what would be created")
+	f.StringVarP(&o.output, "output", "o", "", "output format: yaml prints the objects (with --dry-run, those that would be created) as a YAML stream")
+	return cmd
+}
+
+// Complete takes the arguments.
+func (o *promoteOptions) Complete(args []string) error {
+	o.kind, o.name = args[0], args[1]
+	return nil
+}
+
+// Validate checks the flags before anything is read.
+func (o *promoteOptions) Validate() error {
+	if o.cluster == "" {
+		return errors.New("the member cluster is required: add -C <cluster> (list them with 'kubectl get clusters')")
+	}
+	if o.output != "" && o.output != "yaml" {
+		return fmt.Errorf("unknown output format %q: the only one is yaml (-o yaml)", o.output)
+	}
+	return nil
+}
+
+// promotedObject is one object promote creates on the control plane.
+type promotedObject struct {
+	gvr schema.GroupVersionResource
+	obj *unstructured.Unstructured
+}
+
+// Run reads the object (and its dependencies) from the member, checks that
+// nothing to be created exists yet, then creates the templates and policies.
+func (o *promoteOptions) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := o.controlPlaneConfig()
+	if err != nil {
+		return err
+	}
+	cp, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), disc, nil)
+	mapping, err := resolveKind(mapper, o.kind)
+	if err != nil {
+		return err
+	}
+	if err := checkJoined(ctx, cp, o.cluster); err != nil {
+		return err
+	}
+	member, err := (&membercluster.Registry{Reader: cp}).Get(ctx, o.cluster)
+	if err != nil {
+		return fmt.Errorf("connect to member cluster %s: %w", o.cluster, err)
+	}
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	ns := ""
+	if namespaced {
+		ns = o.namespace
+		if ns == "" {
+			ns = o.defaultNamespace()
+		}
+	}
+
+	obj, err := getFrom(ctx, member.Dynamic, mapping.Resource, ns, o.name)
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s not found in member cluster %s: check the name, the kind and the namespace (-n)", describe(mapping, ns, o.name), o.cluster)
+	} else if err != nil {
+		return fmt.Errorf("read %s from member cluster %s: %w", describe(mapping, ns, o.name), o.cluster, err)
+	}
+	if _, err := getFrom(ctx, dyn, mapping.Resource, ns, o.name); err == nil {
+		return fmt.Errorf("%s already exists on the control plane, so it is already a resource template: to place it on %s, create or edit a PropagationPolicy that selects it, with conflictResolution: Overwrite to adopt the member's copy", describe(mapping, ns, o.name), o.cluster)
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("look up %s on the control plane: %w", describe(mapping, ns, o.name), err)
+	}
+	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
+		fmt.Fprintf(o.errOut, "warning: %s is owned by %s %s in %s; its owner is not promoted with it\n", describe(mapping, ns, o.name), refs[0].Kind, refs[0].Name, o.cluster)
+	}
+
+	policyName := o.policyName
+	if policyName == "" {
+		policyName = promotion.PolicyName(ns, o.name, obj.GroupVersionKind())
+	}
+	templates := []promotedObject{{gvr: mapping.Resource, obj: promotion.Template(obj)}}
+	policies := []promotedObject{policyFor(policyName, o.cluster, ns, obj)}
+
+	if o.dependencies {
+		deps, err := o.dependenciesOf(ctx, obj, ns, member.Dynamic, dyn)
+		if err != nil {
+			return err
+		}
+		// Dependencies go first, so the workload's template never exists
+		// on the control plane without what its pods use.
+		var depTemplates []promotedObject
+		for _, d := range deps {
+			depTemplates = append(depTemplates, promotedObject{gvr: d.gvr, obj: promotion.Template(d.obj)})
+			policies = append(policies, policyFor(promotion.PolicyName(ns, d.obj.GetName(), d.obj.GroupVersionKind()), o.cluster, ns, d.obj))
+		}
+		templates = append(depTemplates, templates...)
+	}
+	for _, p := range policies {
+		if _, err := getFrom(ctx, dyn, p.gvr, p.obj.GetNamespace(), p.obj.GetName()); err == nil {
+			return fmt.Errorf("%s %s already exists on the control plane: delete it, or name the new policy with --policy-name", p.obj.GetKind(), key(p.obj))
+		} else if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("look up %s %s: %w", p.obj.GetKind(), key(p.obj), err)
+		}
+	}
+
+	var create []promotedObject
+	if namespaced {
+		if _, err := getFrom(ctx, dyn, corev1.SchemeGroupVersion.WithResource("namespaces"), "", ns); apierrors.IsNotFound(err) {
+			nsObj := &unstructured.Unstructured{}
+			nsObj.SetAPIVersion("v1")
+			nsObj.SetKind("Namespace")
+			nsObj.SetName(ns)
+			create = append(create, promotedObject{gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), obj: nsObj})
+		} else if err != nil {
+			return fmt.Errorf("look up namespace %s on the control plane: %w", ns, err)
+		}
+	}
+	create = append(append(create, templates...), policies...)
+	return o.createAll(ctx, dyn, create)
+}
+
+// createAll creates objs in order (namespace, templates, policies), or with
+// --dry-run only prints them. A failure part-way leaves what was created
+// and says so.
+func (o *promoteOptions) createAll(ctx context.Context, dyn dynamic.Interface, objs []promotedObject) error {
+	var printed []*unstructured.Unstructured
+	var done []string
+	for _, p := range objs {
+		result := p.obj
+		if !o.dryRun {
+			var ri dynamic.ResourceInterface = dyn.Resource(p.gvr)
+			if p.obj.GetNamespace() != "" {
+				ri = dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
+			}
+			created, err := ri.Create(ctx, p.obj, metav1.CreateOptions{FieldManager: "flotilla-promote"})
+			if err != nil {
+				msg := fmt.Sprintf("create %s %s on the control plane: %v", p.obj.GetKind(), key(p.obj), err)
+				if len(done) > 0 {
+					msg += fmt.Sprintf("; already created, and left in place: %s (delete them to start again)", strings.Join(done, ", "))
+				}
+				return errors.New(msg)
+			}
+			result = created
+		}
+		done = append(done, p.obj.GetKind()+" "+key(p.obj))
+		if o.output == "yaml" {
+			printed = append(printed, result)
+			continue
+		}
+		suffix := "created"
+		if o.dryRun {
+			suffix = "created (dry run)"
+		}
+		fmt.Fprintf(o.out, "%s%s/%s %s\n", strings.ToLower(p.obj.GetKind()), groupSuffix(p.gvr.Group), p.obj.GetName(), suffix)
+	}
+	if o.output == "yaml" {
+		return printYAMLStream(o.out, printed)
+	}
+	return nil
+}
+
+type dependencyObject struct {
+	gvr schema.GroupVersionResource
+	obj *unstructured.Unstructured
+}
+
+// dependenciesOf reads from the member what obj refers to, leaving out what
+// is already a template on the control plane (it stays as it is) and what
+// the member does not have (reported on stderr: the workload may tolerate
+// it, as with optional references).
+func (o *promoteOptions) dependenciesOf(ctx context.Context, obj *unstructured.Unstructured, ns string, member, cp dynamic.Interface) ([]dependencyObject, error) {
+	if !promotion.IsWorkload(obj.GroupVersionKind().GroupKind()) {
+		fmt.Fprintf(o.errOut, "note: %s %s is not a workload; --dependencies finds nothing to promote with it\n", obj.GetKind(), obj.GetName())
+		return nil, nil
+	}
+	refs, err := promotion.Dependencies(obj)
+	if err != nil {
+		return nil, err
+	}
+	var out []dependencyObject
+	for _, ref := range refs {
+		// Every dependency kind is core/v1 and its resource is the plural "<kind>s".
+		gvr := corev1.SchemeGroupVersion.WithResource(strings.ToLower(ref.Kind) + "s")
+		d, err := getFrom(ctx, member, gvr, ns, ref.Name)
+		if apierrors.IsNotFound(err) {
+			fmt.Fprintf(o.errOut, "warning: %s %s refers to %s, which member cluster %s does not have: skipped\n", obj.GetKind(), obj.GetName(), ref, o.cluster)
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("read %s from member cluster %s: %w", ref, o.cluster, err)
+		}
+		if _, err := getFrom(ctx, cp, gvr, ns, ref.Name); err == nil {
+			fmt.Fprintf(o.errOut, "note: %s already exists on the control plane: left as it is (its own policies place it)\n", ref)
+			continue
+		} else if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("look up %s on the control plane: %w", ref, err)
+		}
+		out = append(out, dependencyObject{gvr: gvr, obj: d})
+	}
+	return out, nil
+}
+
+// policyFor builds the policy that places obj on cluster, as unstructured.
+func policyFor(name, cluster, ns string, obj *unstructured.Unstructured) promotedObject {
+	target := promotion.Target{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName()}
+	var typed runtime.Object
+	resource := "clusterpropagationpolicies"
+	if ns != "" {
+		typed, resource = promotion.PropagationPolicy(name, cluster, target), "propagationpolicies"
+	} else {
+		typed = promotion.ClusterPropagationPolicy(name, cluster, target)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		panic(err) // a typed policy always converts
+	}
+	u := &unstructured.Unstructured{Object: m}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	return promotedObject{gvr: policyv1alpha1.SchemeGroupVersion.WithResource(resource), obj: u}
+}
+
+// resolveKind maps what a user typed for a kind to a resource, as kubectl
+// does: a resource (deployments), its singular (deployment), a short name
+// (deploy), each optionally qualified by group (deployments.apps) or by
+// version and group (deployments.v1.apps), or a kind (Deployment).
+func resolveKind(mapper meta.RESTMapper, arg string) (*meta.RESTMapping, error) {
+	unknown := fmt.Errorf("unknown kind %q: the control plane serves no such resource; list the valid ones with 'kubectl api-resources' (against the control plane)", arg)
+	if arg == "" {
+		return nil, unknown
+	}
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(arg))
+	var gvk schema.GroupVersionKind
+	if gvr != nil {
+		gvk, _ = mapper.KindFor(*gvr)
+	}
+	if gvk.Empty() {
+		gvk, _ = mapper.KindFor(gr.WithVersion(""))
+	}
+	if !gvk.Empty() {
+		return mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	fullGVK, gk := schema.ParseKindArg(arg)
+	if fullGVK != nil {
+		if m, err := mapper.RESTMapping(fullGVK.GroupKind(), fullGVK.Version); err == nil {
+			return m, nil
+		}
+	}
+	if m, err := mapper.RESTMapping(gk); err == nil {
+		return m, nil
+	} else if !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("resolve kind %q: %w", arg, err)
+	}
+	return nil, unknown
+}
+
+// checkJoined refuses a cluster that has no Cluster object on the control
+// plane, listing the joined ones.
+func checkJoined(ctx context.Context, cp client.Client, name string) error {
+	err := cp.Get(ctx, client.ObjectKey{Name: name}, &clusterv1alpha1.Cluster{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("look up cluster %s on the control plane: %w", name, err)
+	}
+	var list clusterv1alpha1.ClusterList
+	if err := cp.List(ctx, &list); err != nil {
+		return fmt.Errorf("cluster %q is not joined to the control plane (and listing the joined ones failed: %w)", name, err)
+	}
+	var joined []string
+	for _, c := range list.Items {
+		joined = append(joined, c.Name)
+	}
+	sort.Strings(joined)
+	if len(joined) == 0 {
+		return fmt.Errorf("cluster %q is not joined to the control plane, and no cluster is: join it first", name)
+	}
+	return fmt.Errorf("cluster %q is not joined to the control plane; joined clusters: %s", name, strings.Join(joined, ", "))
+}
+
+// controlPlaneConfig loads the control plane's kubeconfig: --kubeconfig,
+// else $KUBECONFIG, else the one `flotilla up` writes, else ~/.kube/config.
+func (o *promoteOptions) controlPlaneConfig() (*rest.Config, error) {
+	cc := o.clientConfig()
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load the control plane's kubeconfig (set --kubeconfig or $KUBECONFIG): %w", err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}
+
+func (o *promoteOptions) clientConfig() clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	switch {
+	case o.kubeconfig != "":
+		rules.ExplicitPath = o.kubeconfig
+	case os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "":
+		if p := filepath.Join(defaultDataDir(), "karmada.config"); fileExists(p) {
+			rules.ExplicitPath = p
+		}
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+}
+
+// defaultNamespace is the context's namespace, as kubectl takes it, else default.
+func (o *promoteOptions) defaultNamespace() string {
+	if ns, _, err := o.clientConfig().Namespace(); err == nil && ns != "" {
+		return ns
+	}
+	return metav1.NamespaceDefault
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func getFrom(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, name string) (*unstructured.Unstructured, error) {
+	if ns == "" {
+		return dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
+	}
+	return dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// describe names an object the way kubectl does: deployment.apps shop/web.
+func describe(m *meta.RESTMapping, ns, name string) string {
+	if ns != "" {
+		name = ns + "/" + name
+	}
+	return strings.ToLower(m.GroupVersionKind.Kind) + groupSuffix(m.Resource.Group) + " " + name
+}
+
+func groupSuffix(group string) string {
+	if group == "" {
+		return ""
+	}
+	return "." + group
+}
+
+func key(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetName()
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// printYAMLStream writes objs as YAML documents separated by ---.
+func printYAMLStream(w io.Writer, objs []*unstructured.Unstructured) error {
+	for i, obj := range objs {
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(w, "---")
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package promotion
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Dependency is an object a workload refers to, in the workload's namespace.
+type Dependency struct {
+	// Kind is ConfigMap, Secret, ServiceAccount, PersistentVolumeClaim or
+	// Service, all in the core group (v1).
+	Kind string
+	Name string
+}
+
+// GroupVersionKind of the dependency (every dependency kind is core/v1).
+func (d Dependency) GroupVersionKind() schema.GroupVersionKind {
+	return corev1.SchemeGroupVersion.WithKind(d.Kind)
+}
+
+func (d Dependency) String() string { return d.Kind + " " + d.Name }
+
+// podSpecPaths says where each workload kind keeps its pod spec: the kinds
+// whose dependencies Karmada's propagateDeps follows.
+var podSpecPaths = map[schema.GroupKind][]string{
+	{Group: "apps", Kind: "Deployment"}:  {"spec", "template", "spec"},
+	{Group: "apps", Kind: "StatefulSet"}: {"spec", "template", "spec"},
+	{Group: "apps", Kind: "DaemonSet"}:   {"spec", "template", "spec"},
+	{Group: "apps", Kind: "ReplicaSet"}:  {"spec", "template", "spec"},
+	{Group: "batch", Kind: "Job"}:        {"spec", "template", "spec"},
+	{Group: "batch", Kind: "CronJob"}:    {"spec", "jobTemplate", "spec", "template", "spec"},
+	{Kind: "Pod"}:                        {"spec"},
+}
+
+// IsWorkload reports whether gk is a kind whose pod template Dependencies reads.
+func IsWorkload(gk schema.GroupKind) bool { _, ok := podSpecPaths[gk]; return ok }
+
+// Dependencies lists what workload's pod template refers to, sorted by kind
+// and name, each once: ConfigMaps and Secrets from volumes (also inside
+// projected volumes), env valueFrom and envFrom of every container, init and
+// ephemeral container; Secrets from imagePullSecrets; PersistentVolumeClaims
+// from volumes; the ServiceAccount from serviceAccountName unless it is
+// "default" (every namespace has its own, made by its cluster); and a
+// StatefulSet's serviceName Service. Optional references are listed too:
+// whether they exist is for the caller to find out. A kind that is not a
+// workload has none; a pod spec that does not decode is an error.
+func Dependencies(workload *unstructured.Unstructured) ([]Dependency, error) {
+	gk := workload.GroupVersionKind().GroupKind()
+	path, ok := podSpecPaths[gk]
+	if !ok {
+		return nil, nil
+	}
+	raw, found, err := unstructured.NestedMap(workload.Object, path...)
+	if err != nil || !found {
+		return nil, err
+	}
+	var spec corev1.PodSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
+		return nil, fmt.Errorf("read the pod template of %s %s: %w", workload.GetKind(), workload.GetName(), err)
+	}
+	set := map[Dependency]bool{}
+	add := func(kind, name string) {
+		if name != "" {
+			set[Dependency{Kind: kind, Name: name}] = true
+		}
+	}
+	for _, v := range spec.Volumes {
+		switch {
+		case v.ConfigMap != nil:
+			add("ConfigMap", v.ConfigMap.Name)
+		case v.Secret != nil:
+			add("Secret", v.Secret.SecretName)
+		case v.PersistentVolumeClaim != nil:
+			add("PersistentVolumeClaim", v.PersistentVolumeClaim.ClaimName)
+		case v.Projected != nil:
+			for _, s := range v.Projected.Sources {
+				if s.ConfigMap != nil {
+					add("ConfigMap", s.ConfigMap.Name)
+				}
+				if s.Secret != nil {
+					add("Secret", s.Secret.Name)
+				}
+			}
+		}
+	}
+	envs := func(env []corev1.EnvVar, from []corev1.EnvFromSource) {
+		for _, e := range env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+				add("ConfigMap", r.Name)
+			}
+			if r := e.ValueFrom.SecretKeyRef; r != nil {
+				add("Secret", r.Name)
+			}
+		}
+		for _, f := range from {
+			if f.ConfigMapRef != nil {
+				add("ConfigMap", f.ConfigMapRef.Name)
+			}
+			if f.SecretRef != nil {
+				add("Secret", f.SecretRef.Name)
+			}
+		}
+	}
+	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+		envs(c.Env, c.EnvFrom)
+	}
+	for _, c := range spec.EphemeralContainers {
+		envs(c.Env, c.EnvFrom)
+	}
+	for _, s := range spec.ImagePullSecrets {
+		add("Secret", s.Name)
+	}
+	sa := spec.ServiceAccountName
+	if sa == "" {
+		sa = spec.DeprecatedServiceAccount
+	}
+	if sa != "default" {
+		add("ServiceAccount", sa)
+	}
+	if gk == (schema.GroupKind{Group: "apps", Kind: "StatefulSet"}) {
+		svc, _, _ := unstructured.NestedString(workload.Object, "spec", "serviceName")
+		add("Service", svc)
+	}
+	out := make([]Dependency, 0, len(set))
+	for d := range set {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
