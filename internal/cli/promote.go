@@ -42,7 +42,7 @@ type promoteOptions struct {
 	dependencies        bool
 	dryRun              bool
 
-	kind, name string
+	kind, name  string
 	out, errOut io.Writer
 }
 

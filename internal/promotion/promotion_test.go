@@ -43,7 +43,7 @@ func TestTemplate(t *testing.T) {
 				"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30080}]}}`,
 		},
 		{
-			name: "a headless Service keeps clusterIP None",
+			name:   "a headless Service keeps clusterIP None",
 			member: `{"apiVersion":"v1","kind":"Service","metadata":{"name":"db"},"spec":{"clusterIP":"None","clusterIPs":["None"]}}`,
 			want:   `{"apiVersion":"v1","kind":"Service","metadata":{"name":"db"},"spec":{"clusterIP":"None","clusterIPs":["None"]}}`,
 		},
