@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,21 +25,7 @@ var cronGVR = schema.GroupVersionResource{Group: "autoscaling.karmada.io", Versi
 
 // controllerManagerCPU is the CPU seconds (user+system) the stack's
 // controller manager has used so far.
-func (h *harness) controllerManagerCPU() float64 {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) || !bytes.Contains(cmdline, []byte(h.dataDir)) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-		ut, _ := strconv.ParseFloat(fields[11], 64)
-		st, _ := strconv.ParseFloat(fields[12], 64)
-		return (ut + st) / 100
-	}
-	return 0
-}
+func (h *harness) controllerManagerCPU() float64 { return cpuSeconds(h.controllerManagerProc()) }
 
 // scaledSeen records, per Deployment name, when a watch first saw it with
 // spec.replicas == want.

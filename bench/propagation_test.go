@@ -398,21 +398,43 @@ func (h *harness) printOutliers(names []string) {
 // controllerManagerRSS returns the peak resident memory (VmHWM) of the
 // stack's flotilla controller-manager, in MiB.
 func (h *harness) controllerManagerRSS() float64 {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) || !bytes.Contains(cmdline, []byte(h.dataDir)) {
-			continue
-		}
-		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		for _, line := range strings.Split(string(status), "\n") {
-			if strings.HasPrefix(line, "VmHWM:") {
-				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-				return kb / 1024
-			}
+	status, _ := os.ReadFile(filepath.Join(h.controllerManagerProc(), "status"))
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return kb / 1024
 		}
 	}
 	return 0
+}
+
+// controllerManagerProc is the /proc directory of the stack's controller
+// manager ("" when none runs).
+func (h *harness) controllerManagerProc() string {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) && bytes.Contains(cmdline, []byte(h.dataDir)) {
+			return filepath.Join("/proc", e.Name())
+		}
+	}
+	return ""
+}
+
+// cpuSeconds is the user+system CPU a process has used, from its /proc
+// directory (0 when it cannot be read).
+func cpuSeconds(proc string) float64 {
+	stat, err := os.ReadFile(filepath.Join(proc, "stat"))
+	if err != nil || proc == "" {
+		return 0
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	if len(fields) <= 12 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(fields[11], 64)
+	st, _ := strconv.ParseFloat(fields[12], 64)
+	return (ut + st) / 100
 }
 
 // cpuByComponent sums user+system CPU seconds of the stack's processes by
@@ -435,13 +457,7 @@ func (h *harness) cpuByComponent() string {
 				}
 			}
 		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-		if len(fields) > 12 {
-			ut, _ := strconv.ParseFloat(fields[11], 64)
-			st, _ := strconv.ParseFloat(fields[12], 64)
-			totals[name] += (ut + st) / 100
-		}
+		totals[name] += cpuSeconds(filepath.Join("/proc", e.Name()))
 	}
 	keys := make([]string, 0, len(totals))
 	for k := range totals {

@@ -46,8 +46,24 @@ func MayPreempt(candidate, holder Claim) bool {
 // It does not check the PropagationPolicyPreemption feature gate: with the gate off, callers do
 // not call it.
 func Preemptor(obj *unstructured.Unstructured, holder Claim, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) (Claim, bool) {
-	if obj == nil {
+	if obj == nil || !anyPreempts(pps, cpps) {
+		// Most policies never preempt: skip matching their selectors.
 		return Claim{}, false
 	}
 	return bestAmong(obj, pps, cpps, func(c Claim) bool { return MayPreempt(c, holder) })
+}
+
+// anyPreempts reports whether some policy has preemption: Always.
+func anyPreempts(pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy) bool {
+	for _, p := range pps {
+		if p != nil && p.Spec.Preemption == policyv1alpha1.PreemptAlways {
+			return true
+		}
+	}
+	for _, p := range cpps {
+		if p != nil && p.Spec.Preemption == policyv1alpha1.PreemptAlways {
+			return true
+		}
+	}
+	return false
 }

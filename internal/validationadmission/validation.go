@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -34,37 +35,55 @@ import (
 // --enable-admission-plugins.
 const PluginName = "FlotillaValidation"
 
-// check validates one object of a kind; the unstructured content is
-// converted to the typed API first.
-type check func(u map[string]any) (field.ErrorList, error)
-
-func typed[T any](validate func(*T) field.ErrorList) check {
-	return func(u map[string]any) (field.ErrorList, error) {
-		obj := new(T)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
-			return nil, err
-		}
-		return validate(obj), nil
-	}
+// Kind is one kind whose objects are checked.
+type Kind struct {
+	// Resource is the kind's group and resource (any version).
+	Resource schema.GroupResource
+	// New returns an empty object of the kind.
+	New func() client.Object
+	// Check validates one object of the kind (made by New); an empty
+	// list means it is valid. Errors carry field paths such as
+	// spec.rules[0].schedule.
+	Check func(client.Object) field.ErrorList
 }
 
-// checks are the validated resources, by group and resource (any version).
-var checks = map[schema.GroupResource]check{
-	autoscalingv1alpha1.SchemeGroupVersion.WithResource("cronfederatedhpas").GroupResource(): typed(autoscalingv1alpha1.ValidateCronFederatedHPA),
-	policyv1alpha1.SchemeGroupVersion.WithResource("overridepolicies").GroupResource(): typed(func(p *policyv1alpha1.OverridePolicy) field.ErrorList {
-		return policyv1alpha1.ValidateOverrideSpec(&p.Spec)
-	}),
-	policyv1alpha1.SchemeGroupVersion.WithResource("clusteroverridepolicies").GroupResource(): typed(func(p *policyv1alpha1.ClusterOverridePolicy) field.ErrorList {
-		return policyv1alpha1.ValidateOverrideSpec(&p.Spec)
-	}),
+// Kinds are the checked kinds. The admission plugin and the webhook refuse
+// their invalid objects; the validation controller reports them as events
+// on a control plane that runs neither.
+var Kinds = []Kind{
+	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("cronfederatedhpas").GroupResource(),
+		New: func() client.Object { return &autoscalingv1alpha1.CronFederatedHPA{} },
+		Check: func(o client.Object) field.ErrorList {
+			return autoscalingv1alpha1.ValidateCronFederatedHPA(o.(*autoscalingv1alpha1.CronFederatedHPA))
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("overridepolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.OverridePolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.OverridePolicy).Spec)
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("clusteroverridepolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.ClusterOverridePolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.ClusterOverridePolicy).Spec)
+		}},
+}
+
+// kindOf returns the checked kind of resource gr, if any.
+func kindOf(gr schema.GroupResource) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Resource == gr {
+			return k, true
+		}
+	}
+	return Kind{}, false
 }
 
 // Resources lists the resources Validate checks, for a webhook
 // configuration's rules.
 func Resources() []schema.GroupResource {
-	out := make([]schema.GroupResource, 0, len(checks))
-	for gr := range checks {
-		out = append(out, gr)
+	out := make([]schema.GroupResource, 0, len(Kinds))
+	for _, k := range Kinds {
+		out = append(out, k.Resource)
 	}
 	return out
 }
@@ -73,12 +92,15 @@ func Resources() []schema.GroupResource {
 // for a valid object and for a resource it does not check, and otherwise an
 // Invalid (422) error naming the kind, the object and every bad field.
 func Validate(gr schema.GroupResource, kind schema.GroupKind, name string, obj map[string]any) error {
-	c, ok := checks[gr]
+	k, ok := kindOf(gr)
 	if !ok || obj == nil {
 		return nil
 	}
-	errs, err := c(obj)
-	if err != nil {
+	typed := k.New()
+	var errs field.ErrorList
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err == nil {
+		errs = k.Check(typed)
+	} else {
 		// The API server decoded it already; an object the typed API cannot
 		// hold is refused as such.
 		errs = field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
@@ -107,7 +129,7 @@ var _ admission.ValidationInterface = &Plugin{}
 // subresource writes are not checked: they cannot change the spec.
 func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
 	gr := a.GetResource().GroupResource()
-	if _, checked := checks[gr]; !checked || a.GetSubresource() != "" {
+	if _, checked := kindOf(gr); !checked || a.GetSubresource() != "" {
 		return nil // every write passes here: decide before touching the object
 	}
 	u, ok := a.GetObject().(*unstructured.Unstructured)

@@ -15,7 +15,6 @@ package cronfederatedhpa
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -249,7 +248,7 @@ func (r *Reconciler) run(ctx context.Context, obj *autoscalingv1alpha1.CronFeder
 // result is undefined.
 func (r *Reconciler) checkConflict(ctx context.Context, obj *autoscalingv1alpha1.CronFederatedHPA, st *objectState) {
 	conflict := ""
-	gvk, err := targetKind(*obj)
+	gvk, err := targetKind(obj)
 	if err == nil && gvk.GroupKind() != federatedHPAKind {
 		var list autoscalingv1alpha1.FederatedHPAList
 		if err := r.Client.List(ctx, &list, client.InNamespace(obj.Namespace)); err == nil {
@@ -329,6 +328,3 @@ func (r *Reconciler) forgetAll() {
 		delete(r.objects, key)
 	}
 }
-
-// String names the controller in logs.
-func (r *Reconciler) String() string { return fmt.Sprintf("%s controller", ControllerName) }

@@ -19,13 +19,14 @@ import (
 // (targetMinReplicas, targetMaxReplicas) instead of its replicas.
 var federatedHPAKind = autoscalingv1alpha1.SchemeGroupVersion.WithKind("FederatedHPA").GroupKind()
 
-// targetKind reads scaleTargetRef's group, version and kind.
-func targetKind(ref autoscalingv1alpha1.CronFederatedHPA) (schema.GroupVersionKind, error) {
-	gv, err := schema.ParseGroupVersion(ref.Spec.ScaleTargetRef.APIVersion)
+// targetKind reads obj's scaleTargetRef group, version and kind.
+func targetKind(obj *autoscalingv1alpha1.CronFederatedHPA) (schema.GroupVersionKind, error) {
+	ref := obj.Spec.ScaleTargetRef
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return schema.GroupVersionKind{}, fmt.Errorf("spec.scaleTargetRef.apiVersion %q: %w", ref.Spec.ScaleTargetRef.APIVersion, err)
+		return schema.GroupVersionKind{}, fmt.Errorf("spec.scaleTargetRef.apiVersion %q: %w", ref.APIVersion, err)
 	}
-	return gv.WithKind(ref.Spec.ScaleTargetRef.Kind), nil
+	return gv.WithKind(ref.Kind), nil
 }
 
 // apply runs one rule against the object's current scaleTargetRef and says
@@ -33,7 +34,7 @@ func targetKind(ref autoscalingv1alpha1.CronFederatedHPA) (schema.GroupVersionKi
 // targetReplicas, the way `kubectl scale` does it; a FederatedHPA gets only
 // the bounds the rule sets. Errors explain what is missing or refused.
 func (r *Reconciler) apply(ctx context.Context, obj *autoscalingv1alpha1.CronFederatedHPA, rule *autoscalingv1alpha1.CronFederatedHPARule) (*autoscalingv1alpha1.SuccessfulExecution, error) {
-	gvk, err := targetKind(*obj)
+	gvk, err := targetKind(obj)
 	if err != nil {
 		return nil, err
 	}

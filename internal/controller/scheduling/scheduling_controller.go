@@ -165,7 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: BornScheduledGrace - age}, nil
 		}
 	}
-	if schedErr == nil && r.generationOnly(b, cond, decision.AffinityName) && r.Gate.Park("scheduled/"+req.String(), r.wakeup.Release(r.keyOnly(b))) {
+	if _, generationOnly := scheduledChange(b, cond, decision.AffinityName, schedErr == nil); generationOnly && r.Gate.Park("scheduled/"+req.String(), r.wakeup.Release(r.keyOnly(b))) {
 		return ctrl.Result{}, nil
 	}
 	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, schedErr == nil); apierrors.IsConflict(err) {
@@ -318,17 +318,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, b binding.Object, cond met
 	// its condition.
 	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	cond.ObservedGeneration = b.GetGeneration()
-	old := meta.FindStatusCondition(status.Conditions, cond.Type)
-	changed := old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message ||
-		// A successful decision on a newer generation is recorded too:
-		// schedulerObservedGeneration == generation is how users and tools
-		// (kubectl wait, GitOps health checks) tell scheduling has caught up.
-		(ok && (status.SchedulerObservedGeneration != b.GetGeneration() || old.ObservedGeneration != b.GetGeneration()))
-	if ok && status.SchedulerObservedAffinityName != affinity {
-		status.SchedulerObservedAffinityName = affinity
-		changed = true
-	}
-	if !changed {
+	if changed, _ := scheduledChange(b, cond, affinity, ok); !changed {
 		return nil
 	}
 	if ok {
@@ -339,19 +329,23 @@ func (r *Reconciler) writeStatus(ctx context.Context, b binding.Object, cond met
 	return r.Client.Status().Patch(ctx, b, patch)
 }
 
-// generationOnly reports a successful decision whose status write would
-// only record a newer generation: the condition and the observed affinity
-// are as they were. Nothing reads that but users and tools, so it is a
-// report and waits behind the status gate; any other change of the
-// Scheduled status is written at once.
-func (r *Reconciler) generationOnly(b binding.Object, cond metav1.Condition, affinity string) bool {
+// scheduledChange says whether writing the Scheduled condition cond (and,
+// for a successful decision, ok, the observed affinity) changes b's status,
+// and whether all it changes is the generation it records. A successful
+// decision on a newer generation is recorded too:
+// schedulerObservedGeneration == generation is how users and tools (kubectl
+// wait, GitOps health checks) tell scheduling has caught up. Nothing else
+// reads it, so a generation-only change is a report and waits behind the
+// status gate; any other change is written at once.
+func scheduledChange(b binding.Object, cond metav1.Condition, affinity string, ok bool) (changed, generationOnly bool) {
 	status := binding.Status(b)
 	old := meta.FindStatusCondition(status.Conditions, cond.Type)
 	if old == nil || old.Status != cond.Status || old.Reason != cond.Reason || old.Message != cond.Message ||
-		status.SchedulerObservedAffinityName != affinity {
-		return false
+		(ok && status.SchedulerObservedAffinityName != affinity) {
+		return true, false
 	}
-	return status.SchedulerObservedGeneration != b.GetGeneration() || old.ObservedGeneration != b.GetGeneration()
+	stale := ok && (status.SchedulerObservedGeneration != b.GetGeneration() || old.ObservedGeneration != b.GetGeneration())
+	return stale, stale
 }
 
 // keyOnly is a binding of r's kind with only b's name and namespace, for a

@@ -8,6 +8,8 @@ package validation
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,9 +17,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
-	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
 
 // Reconciler validates objects of one kind.
@@ -36,25 +37,16 @@ type Reconciler struct {
 	reported sync.Map // client.ObjectKey -> string
 }
 
-// Kinds returns the validation controllers Flotilla runs.
+// Kinds returns the validation controllers Flotilla runs: one per kind
+// the FlotillaValidation admission plugin checks
+// (validationadmission.Kinds), with the same check.
 func Kinds(c client.Client, rec record.EventRecorder) []*Reconciler {
-	return []*Reconciler{
-		{Client: c, Recorder: rec, Name: "validate-cronfederatedhpa",
-			New: func() client.Object { return &autoscalingv1alpha1.CronFederatedHPA{} },
-			Validate: func(o client.Object) field.ErrorList {
-				return autoscalingv1alpha1.ValidateCronFederatedHPA(o.(*autoscalingv1alpha1.CronFederatedHPA))
-			}},
-		{Client: c, Recorder: rec, Name: "validate-overridepolicy",
-			New: func() client.Object { return &policyv1alpha1.OverridePolicy{} },
-			Validate: func(o client.Object) field.ErrorList {
-				return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.OverridePolicy).Spec)
-			}},
-		{Client: c, Recorder: rec, Name: "validate-clusteroverridepolicy",
-			New: func() client.Object { return &policyv1alpha1.ClusterOverridePolicy{} },
-			Validate: func(o client.Object) field.ErrorList {
-				return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.ClusterOverridePolicy).Spec)
-			}},
+	var out []*Reconciler
+	for _, k := range validationadmission.Kinds {
+		out = append(out, &Reconciler{Client: c, Recorder: rec, Name: "validate-" + strings.ToLower(reflect.TypeOf(k.New()).Elem().Name()),
+			New: k.New, Validate: k.Check})
 	}
+	return out
 }
 
 // SetupWithManager registers the controller.
