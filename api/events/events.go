@@ -41,6 +41,14 @@ const (
 	AggregateStatusSucceed = "AggregateStatusSucceed"
 	// AggregateStatusFailed: the aggregated status could not be written.
 	AggregateStatusFailed = "AggregateStatusFailed"
+	// SyncScheduleResultToDependenciesSucceed: a workload binding with
+	// propagateDeps has its clusters recorded in the binding of every
+	// dependency (spec.requiredBy). On the workload binding only.
+	SyncScheduleResultToDependenciesSucceed = "SyncScheduleResultToDependenciesSucceed"
+	// SyncScheduleResultToDependenciesFailed: some dependency could not
+	// follow: it does not exist on the control plane (named in the
+	// message), or its binding could not be written.
+	SyncScheduleResultToDependenciesFailed = "SyncScheduleResultToDependenciesFailed"
 )
 
 // Events on Works, repeated on their resource template.

@@ -30,6 +30,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/promotion"
 )
@@ -282,11 +283,11 @@ type dependencyObject struct {
 // the member does not have (reported on stderr: the workload may tolerate
 // it, as with optional references).
 func (o *promoteOptions) dependenciesOf(ctx context.Context, obj *unstructured.Unstructured, ns string, member, cp dynamic.Interface) ([]dependencyObject, error) {
-	if !promotion.IsWorkload(obj.GroupVersionKind().GroupKind()) {
+	if !interpreter.IsWorkload(obj.GroupVersionKind().GroupKind()) {
 		fmt.Fprintf(o.errOut, "note: %s %s is not a workload; --dependencies finds nothing to promote with it\n", obj.GetKind(), obj.GetName())
 		return nil, nil
 	}
-	refs, err := promotion.Dependencies(obj)
+	refs, err := interpreter.Dependencies(obj)
 	if err != nil {
 		return nil, err
 	}

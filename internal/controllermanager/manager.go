@@ -29,6 +29,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/dependencies"
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
@@ -45,7 +46,7 @@ import (
 
 // Controller names accepted by Options.Controllers.
 var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
-	cronfederatedhpa.ControllerName, "validation"}
+	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -221,6 +222,14 @@ var builders = []builder{
 		}
 		return out, nil
 	}},
+	{dependencies.ControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.PropagateDeps) {
+			return nil, nil // Karmada's gate: off, spec.propagateDeps is ignored
+		}
+		return []setup{&dependencies.Reconciler{Client: s.client, Templates: s.detector, Gate: s.gate,
+			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(dependencies.ControllerName), Busy: s.gate.Busy,
+				MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}}}, nil
+	}},
 }
 
 // shared is what the controllers of one manager share.
@@ -294,6 +303,9 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	if err := binding.IndexWorksByBinding(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, nil, fmt.Errorf("index Works by binding: %w", err)
 	}
+	if err := binding.IndexBindingsByRequirer(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, nil, fmt.Errorf("index bindings by requirer: %w", err)
+	}
 	c := mgr.GetClient()
 	s := &shared{opts: o, on: on, mgr: mgr, client: c, dynamic: dyn, members: &membercluster.Registry{Reader: c}}
 	if o.FastPaths.StatusGate {
@@ -309,7 +321,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
 	s.detector.Features = features.Or(o.Features)
 	s.execution = &execution.Reconciler{Client: c, Members: s.members, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}
-	if on["detector"] || on["binding"] || on["status"] {
+	if on["detector"] || on["binding"] || on["status"] || on[dependencies.ControllerName] {
 		// The detector's informers are the template cache of the binding
 		// and status controllers too.
 		if err := mgr.Add(s.detector); err != nil {

@@ -21,7 +21,8 @@ const (
 	// PropagateDeps lets a policy's spec.propagateDeps send the ConfigMaps,
 	// Secrets, ServiceAccounts and PersistentVolumeClaims a workload refers
 	// to along with it (Karmada's gate of the same name, beta, on by
-	// default). Declared here; the dependency distribution acts on it.
+	// default). Off, the dependencies distributor does not run and
+	// spec.propagateDeps is ignored.
 	PropagateDeps featuregate.Feature = "PropagateDeps"
 )
 

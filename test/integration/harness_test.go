@@ -77,6 +77,7 @@ func suites() []suite {
 		{"binding", bindingCases},
 		{"execution", executionCases},
 		{"status", statusCases},
+		{"dependencies", dependencyCases},
 		{"namespace", namespaceCases},
 	}
 }

@@ -153,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
-	if claimed(b) && !template.Matches(tmpl, b, spec.Resource.ResourceVersion) {
+	if (claimed(b) || len(spec.RequiredBy) > 0) && !template.Matches(tmpl, b, spec.Resource.ResourceVersion) {
 		// The detector wrote the binding from another version of the
 		// template than the cache holds: an older one (the informer has
 		// not delivered the claim yet; with read-your-writes on, the
@@ -195,7 +195,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if syncErr != nil {
 		return ctrl.Result{}, syncErr
 	}
-	_, err = r.deleteWorks(ctx, id, keepNamespaces(spec.Clusters))
+	_, err = r.deleteWorks(ctx, id, keepNamespaces(binding.Targets(spec)))
 	return ctrl.Result{}, err
 }
 
@@ -250,7 +250,7 @@ type rendering struct {
 // none: its execution namespace is gone or going too.
 func (r *Reconciler) render(tmpl *unstructured.Unstructured, b binding.Object, clusters map[string]*clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) []rendering {
 	var out []rendering
-	for _, tc := range binding.Spec(b).Clusters {
+	for _, tc := range binding.Targets(binding.Spec(b)) {
 		c, ok := clusters[tc.Name]
 		if !ok || !c.DeletionTimestamp.IsZero() {
 			// Gone, or leaving with its execution namespace: the

@@ -106,6 +106,8 @@ type Detector struct {
 	// found after it are new to the control plane.
 	discovered bool
 	kick       chan struct{}
+	// subscribers are told of template changes (Subscribe).
+	subscribers []func(schema.GroupVersionKind, string, string)
 }
 
 // New returns a detector; Start runs it.
@@ -199,7 +201,7 @@ func (d *Detector) discover(ctx context.Context) error {
 			d.watching[gvr] = w
 			d.byGVK[gvk] = gvr
 			d.mu.Unlock()
-			d.handleTemplates(gvr, inf, atStart)
+			d.handleTemplates(gvr, gvk, inf, atStart)
 			started = true
 		}
 	}
@@ -232,7 +234,7 @@ func hasVerbs(verbs metav1.Verbs, want ...string) bool {
 // created while the detector runs (or of a kind discovered after it
 // started, when atStart is false), and every later change by a user
 // (template.ChangedByUser).
-func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.SharedIndexInformer, atStart bool) {
+func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, inf cache.SharedIndexInformer, atStart bool) {
 	keyOf := func(obj any) (templateKey, bool) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -251,6 +253,7 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.Sh
 					d.changes.templateChanged(key, o.GetResourceVersion())
 				}
 				d.queue.Add(key)
+				d.notify(gvk, key)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -266,15 +269,36 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, inf cache.Sh
 				return
 			}
 			d.queue.Add(key)
+			d.notify(gvk, key)
 		},
 		DeleteFunc: func(obj any) {
 			if key, ok := keyOf(obj); ok {
 				d.claimed.Delete(key)
 				d.changes.templateGone(key)
 				d.queue.Add(key)
+				d.notify(gvk, key)
 			}
 		},
 	})
+}
+
+// Subscribe registers fn to be called with the kind, namespace and name of
+// every template that is created, deleted or changed other than in its
+// status, after the cache Template reads from has it. fn runs on the
+// informer's goroutine: it must only enqueue. Call before Start.
+func (d *Detector) Subscribe(fn func(gvk schema.GroupVersionKind, namespace, name string)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.subscribers = append(d.subscribers, fn)
+}
+
+func (d *Detector) notify(gvk schema.GroupVersionKind, key templateKey) {
+	d.mu.RLock()
+	subs := d.subscribers
+	d.mu.RUnlock()
+	for _, fn := range subs {
+		fn(gvk, key.Namespace, key.Name)
+	}
 }
 
 // asTemplates returns both versions of an updated template.

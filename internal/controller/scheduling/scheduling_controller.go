@@ -251,9 +251,14 @@ func Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
 	return nil
 }
 
-// ours reports a binding this scheduler places now: the default scheduler
-// names it, and its scheduling is not suspended.
+// ours reports a binding this scheduler places now: it has a placement (an
+// attached binding, which exists only for the bindings that require it,
+// has none), the default scheduler names it, and its scheduling is not
+// suspended.
 func ours(spec *workv1alpha2.ResourceBindingSpec) bool {
+	if spec.Placement == nil {
+		return false // an attached binding goes where the bindings that require it go
+	}
 	if spec.SchedulerName != "" && spec.SchedulerName != binding.DefaultSchedulerName {
 		return false
 	}

@@ -137,14 +137,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Not scheduled (yet, or ever): there is no status to aggregate and the
 	// template's is left alone, but FullyApplied says so (False), as for a
 	// binding whose clusters all went.
-	unscheduled := len(spec.Clusters) == 0 && len(status.AggregatedStatus) == 0
-	if wait := unreported(spec.Clusters, byCluster, r.Gate, time.Now()); wait > 0 {
+	targets := binding.Targets(spec)
+	unscheduled := len(targets) == 0 && len(status.AggregatedStatus) == 0
+	if wait := unreported(targets, byCluster, r.Gate, time.Now()); wait > 0 {
 		// Some cluster has not reported yet; it normally does within
 		// moments, and waiting writes the binding once instead of once per
 		// cluster. A Work that stays silent is reported as it is.
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	items, cond := Aggregate(spec.Clusters, byCluster)
+	items, cond := Aggregate(targets, byCluster)
 	cond.ObservedGeneration = b.GetGeneration()
 	newStatus := status.DeepCopy()
 	if r.BornScheduled && binding.BornScheduled(b) {

@@ -1,0 +1,483 @@
+// Package dependencies implements Karmada's dependencies distributor
+// (propagateDeps): the ConfigMaps, Secrets, ServiceAccounts,
+// PersistentVolumeClaims and Services a workload's pod template refers to
+// follow the workload to its clusters.
+//
+// Each dependency gets a ResourceBinding of its own, <name>-<kind>, whose
+// spec.requiredBy lists every workload binding that needs it with that
+// binding's clusters. The binding controller sends the dependency to the
+// union of those clusters and its own spec.clusters (binding.Targets). A
+// dependency no policy claims has an attached binding: no placement, never
+// scheduled, deleted once nothing requires it (its template stays). One
+// that has a policy keeps its binding and placement; the required clusters
+// are added.
+//
+// The reconcile key is the workload binding. It computes that binding's
+// dependencies from its template (interpreter.Dependencies) and writes its
+// entry into each dependency's binding, and removes the entry from bindings
+// it no longer needs (found through binding.RequiredByIndex), so it is
+// level-based: a workload deleted while the controller was down is found
+// from the entries that still name it.
+package dependencies
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/flotilla-io/flotilla/api/events"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
+)
+
+// ControllerName is the name of this controller in --controllers, logs and
+// events: Karmada's.
+const ControllerName = "dependencies-distributor"
+
+// Templates reads resource templates and says when they change: the
+// detector (detector.Detector).
+type Templates interface {
+	binding.TemplateGetter
+	Subscribe(fn func(gvk schema.GroupVersionKind, namespace, name string))
+}
+
+// Reconciler distributes the dependencies of ResourceBindings with
+// spec.propagateDeps.
+type Reconciler struct {
+	Client    client.Client
+	Templates Templates
+	// Events, if set, gets Karmada's SyncScheduleResultToDependenciesSucceed
+	// and ...Failed on the workload binding when the outcome changes.
+	Events *eventrecord.Recorder
+	// Gate, if set, is touched by every binding write (statusgate.Gate).
+	Gate *statusgate.Gate
+
+	mu sync.Mutex
+	// requirers maps a dependency template to the workload bindings that
+	// refer to it, whether it exists or not: its creation or change wakes
+	// them. Rebuilt from the reconciles, which all run at start.
+	requirers map[dependencyKey]map[types.NamespacedName]bool
+	// refs is the inverse: what each workload binding was last found to
+	// refer to.
+	refs  map[types.NamespacedName][]dependencyKey
+	queue workqueue.TypedRateLimitingInterface[ctrl.Request]
+}
+
+// dependencyKey names a dependency template: a core kind, namespace, name.
+type dependencyKey struct {
+	Kind, Namespace, Name string
+}
+
+// SetupWithManager registers the controller: ResourceBindings that
+// propagate dependencies or are required by others, the requirers of
+// every binding that names some, and changes of the templates they refer
+// to.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.requirers = map[dependencyKey]map[types.NamespacedName]bool{}
+	r.refs = map[types.NamespacedName][]dependencyKey{}
+	relevant := func(b *workv1alpha2.ResourceBinding) bool {
+		return b.Spec.PropagateDeps || len(b.Spec.RequiredBy) > 0
+	}
+	bindingChanged := predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return relevant(e.Object.(*workv1alpha2.ResourceBinding)) },
+		DeleteFunc: func(e event.DeleteEvent) bool { return relevant(e.Object.(*workv1alpha2.ResourceBinding)) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, n := e.ObjectOld.(*workv1alpha2.ResourceBinding), e.ObjectNew.(*workv1alpha2.ResourceBinding)
+			return (relevant(o) || relevant(n)) && (o.Generation != n.Generation || !n.DeletionTimestamp.Equal(o.DeletionTimestamp) ||
+				o.Labels[binding.PermanentIDLabel] != n.Labels[binding.PermanentIDLabel])
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+	r.Templates.Subscribe(r.templateChanged)
+	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
+		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(selfAndRequirers), builder.WithPredicates(bindingChanged)).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[ctrl.Request]) error {
+			r.mu.Lock()
+			r.queue = q
+			r.mu.Unlock()
+			return nil
+		})).
+		WithOptions(reconcilequeue.Options(4)).
+		Complete(r)
+}
+
+// selfAndRequirers maps a binding to itself (as a workload) and to every
+// binding its spec.requiredBy names (whose entries it holds).
+func selfAndRequirers(_ context.Context, o client.Object) []ctrl.Request {
+	b := o.(*workv1alpha2.ResourceBinding)
+	reqs := []ctrl.Request{{NamespacedName: client.ObjectKeyFromObject(b)}}
+	for _, rb := range b.Spec.RequiredBy {
+		reqs = append(reqs, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: rb.Namespace, Name: rb.Name}})
+	}
+	return reqs
+}
+
+// templateChanged wakes the workload bindings that refer to a template
+// that was created, changed or deleted.
+func (r *Reconciler) templateChanged(gvk schema.GroupVersionKind, namespace, name string) {
+	if gvk.Group != "" || namespace == "" {
+		return // every dependency kind is namespaced, in the core group
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.queue == nil {
+		return
+	}
+	for w := range r.requirers[dependencyKey{Kind: gvk.Kind, Namespace: namespace, Name: name}] {
+		r.queue.Add(ctrl.Request{NamespacedName: w})
+	}
+}
+
+// remember records what workload w refers to now.
+func (r *Reconciler) remember(w types.NamespacedName, deps []dependencyKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range r.refs[w] {
+		if set := r.requirers[d]; set != nil {
+			delete(set, w)
+			if len(set) == 0 {
+				delete(r.requirers, d)
+			}
+		}
+	}
+	if len(deps) == 0 {
+		delete(r.refs, w)
+		return
+	}
+	r.refs[w] = deps
+	for _, d := range deps {
+		if r.requirers[d] == nil {
+			r.requirers[d] = map[types.NamespacedName]bool{}
+		}
+		r.requirers[d][w] = true
+	}
+}
+
+// dependencyRef is one entry of binding.DependenciesAnnotation.
+type dependencyRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// syncDependencies is the operation whose outcome is reported on the
+// workload binding.
+var syncDependencies = eventrecord.Operation{Succeed: events.SyncScheduleResultToDependenciesSucceed, Failed: events.SyncScheduleResultToDependenciesFailed}
+
+// Reconcile brings the dependency bindings of one workload binding in line
+// with its template and clusters.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	w := &workv1alpha2.ResourceBinding{}
+	err := r.Client.Get(ctx, req.NamespacedName, w)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	exists := err == nil && w.DeletionTimestamp.IsZero()
+	var deps []dependencyKey
+	var tmpl *unstructured.Unstructured
+	if exists && w.Spec.PropagateDeps {
+		var found bool
+		tmpl, found, err = r.Templates.Template(binding.ResourceGVK(&w.Spec), w.Spec.Resource.Namespace, w.Spec.Resource.Name)
+		if errors.Is(err, binding.ErrTemplatesLoading) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if found {
+			list, derr := interpreter.Dependencies(tmpl)
+			if derr != nil {
+				// A pod template that does not decode: the API server
+				// validates workloads, so this is a CRD-like kind gone
+				// wrong; nothing to retry until it changes.
+				r.Events.Outcome(syncDependencies, fmt.Errorf("cannot read the dependencies of %s %s: %w", tmpl.GetKind(), tmpl.GetName(), derr), "", w)
+				return ctrl.Result{}, nil
+			}
+			for _, d := range list {
+				deps = append(deps, dependencyKey{Kind: d.Kind, Namespace: w.Namespace, Name: d.Name})
+			}
+		}
+	}
+	r.remember(req.NamespacedName, deps)
+	if exists && w.Spec.PropagateDeps {
+		if err := r.recordDependencies(ctx, w, deps); err != nil {
+			return r.retry(err)
+		}
+	}
+	// Where each dependency goes: this binding's clusters (none while it is
+	// not scheduled, or gone).
+	var clusters []workv1alpha2.TargetCluster
+	if exists {
+		for _, tc := range w.Spec.Clusters {
+			clusters = append(clusters, workv1alpha2.TargetCluster{Name: tc.Name})
+		}
+	}
+	wanted := map[string]bool{} // names of the dependency bindings this binding requires
+	var missing []string
+	var errs []error
+	if len(clusters) > 0 {
+		for _, d := range deps {
+			dt, found, err := r.Templates.Template(corev1.SchemeGroupVersion.WithKind(d.Kind), d.Namespace, d.Name)
+			if errors.Is(err, binding.ErrTemplatesLoading) {
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !found {
+				missing = append(missing, d.Kind+" "+d.Namespace+"/"+d.Name)
+				continue
+			}
+			wanted[binding.Name(d.Name, d.Kind)] = true
+			if err := r.require(ctx, w, dt, clusters); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := r.release(ctx, req.NamespacedName, wanted); err != nil {
+		errs = append(errs, err)
+	}
+	outcome := errors.Join(errs...)
+	if exists && w.Spec.PropagateDeps {
+		report := outcome
+		if len(missing) > 0 && outcome == nil {
+			report = fmt.Errorf("%s %s refers to %s, which does not exist on the control plane: create it there, or remove the reference (the workload is propagated without it)",
+				tmpl.GetKind(), tmpl.GetName(), strings.Join(missing, ", "))
+		}
+		if report == nil || !isConflict(outcome) {
+			r.Events.Outcome(syncDependencies, report, "Sync schedule results to dependencies succeed.", w)
+		}
+	}
+	if outcome != nil {
+		return r.retry(outcome)
+	}
+	log.FromContext(ctx).V(1).Info("Distributed dependencies", "binding", req.NamespacedName, "dependencies", len(wanted), "missing", missing)
+	return ctrl.Result{}, nil
+}
+
+// retry turns an optimistic-lock conflict (two workloads writing one
+// dependency's binding, or a stale cache) into a quick retry.
+func (r *Reconciler) retry(err error) (ctrl.Result, error) {
+	if isConflict(err) {
+		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+func isConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		return true
+	}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, e := range joined.Unwrap() {
+			if !isConflict(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// recordDependencies writes binding.DependenciesAnnotation on the workload
+// binding, as Karmada does, so `kubectl get rb -o yaml` shows what follows it.
+func (r *Reconciler) recordDependencies(ctx context.Context, w *workv1alpha2.ResourceBinding, deps []dependencyKey) error {
+	refs := make([]dependencyRef, 0, len(deps))
+	for _, d := range deps {
+		refs = append(refs, dependencyRef{APIVersion: "v1", Kind: d.Kind, Namespace: d.Namespace, Name: d.Name})
+	}
+	data, _ := json.Marshal(refs) // plain strings always marshal
+	if w.Annotations[binding.DependenciesAnnotation] == string(data) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(w.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[binding.DependenciesAnnotation] = string(data)
+	defer r.Gate.Write()()
+	if err := r.Client.Patch(ctx, w, patch); err != nil {
+		return fmt.Errorf("record the dependencies of %s: %w", binding.Ref(w), err)
+	}
+	return nil
+}
+
+// require writes the workload binding's entry (its clusters) into the
+// binding of dependency template dt, creating an attached binding if the
+// dependency has none.
+func (r *Reconciler) require(ctx context.Context, w *workv1alpha2.ResourceBinding, dt *unstructured.Unstructured, clusters []workv1alpha2.TargetCluster) error {
+	name := binding.Name(dt.GetName(), dt.GetKind())
+	b := &workv1alpha2.ResourceBinding{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: name}, b)
+	if apierrors.IsNotFound(err) {
+		b = &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: name,
+			Labels: map[string]string{binding.PermanentIDLabel: uuid.NewString()}}}
+		controllerutil.AddFinalizer(b, binding.Finalizer)
+		r.desired(ctx, b, w, dt, clusters)
+		done := r.Gate.Write()
+		err = r.Client.Create(ctx, b)
+		done()
+		if err != nil {
+			return fmt.Errorf("create the attached binding %s/%s: %w", w.Namespace, name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return apierrors.NewConflict(workv1alpha2.SchemeGroupVersion.WithResource("resourcebindings").GroupResource(), name,
+			errors.New("the binding is being deleted; a new one is made once it is gone"))
+	}
+	if b.Spec.Resource.UID != "" && b.Spec.Resource.UID != dt.GetUID() {
+		// The template was deleted and made again; the old binding goes
+		// with it (owner reference), a new one comes after.
+		return apierrors.NewConflict(workv1alpha2.SchemeGroupVersion.WithResource("resourcebindings").GroupResource(), name,
+			errors.New("the binding belongs to an earlier object of the same name"))
+	}
+	current := b.DeepCopy()
+	r.desired(ctx, b, w, dt, clusters)
+	if equality.Semantic.DeepEqual(current, b) {
+		return nil
+	}
+	done := r.Gate.Write()
+	defer done()
+	if err := r.Client.Update(ctx, b); err != nil {
+		return fmt.Errorf("update binding %s/%s: %w", w.Namespace, name, err)
+	}
+	return nil
+}
+
+// desired writes into dependency binding b the workload binding's entry in
+// spec.requiredBy and its depended-by label; and, on a binding no policy
+// claims, the template's current reference (the binding controller renders
+// once the binding names the version its cache has) and owner; and, on an
+// attached binding, the conflict resolution of its requirers: Overwrite if
+// any of them overwrites (so an Overwrite migration takes over the
+// dependencies that already exist in the members), else Abort.
+func (r *Reconciler) desired(ctx context.Context, b, w *workv1alpha2.ResourceBinding, dt *unstructured.Unstructured, clusters []workv1alpha2.TargetCluster) {
+	entry := workv1alpha2.BindingSnapshot{Namespace: w.Namespace, Name: w.Name, Clusters: clusters}
+	i := slices.IndexFunc(b.Spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool { return s.Namespace == w.Namespace && s.Name == w.Name })
+	if i >= 0 {
+		b.Spec.RequiredBy[i] = entry
+	} else {
+		b.Spec.RequiredBy = append(b.Spec.RequiredBy, entry)
+	}
+	if b.Labels == nil {
+		b.Labels = map[string]string{}
+	}
+	b.Labels[binding.DependedByLabel(w.Namespace, w.Name)] = w.Labels[binding.PermanentIDLabel]
+	if claimedByPolicy(b) {
+		return // the detector writes the rest
+	}
+	b.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: dt.GetAPIVersion(), Kind: dt.GetKind(), Namespace: dt.GetNamespace(),
+		Name: dt.GetName(), UID: dt.GetUID(), ResourceVersion: dt.GetResourceVersion()}
+	b.OwnerReferences = []metav1.OwnerReference{{APIVersion: dt.GetAPIVersion(), Kind: dt.GetKind(), Name: dt.GetName(), UID: dt.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	if binding.Attached(b) {
+		b.Spec.ConflictResolution = r.conflictResolution(ctx, b, w)
+	}
+}
+
+// conflictResolution is Overwrite if any binding in b's spec.requiredBy
+// resolves conflicts by overwriting, else Abort. w, if not nil, is one of
+// them as this reconcile read it.
+func (r *Reconciler) conflictResolution(ctx context.Context, b, w *workv1alpha2.ResourceBinding) policyv1alpha1.ConflictResolution {
+	for _, s := range b.Spec.RequiredBy {
+		rb := w
+		if w == nil || s.Namespace != w.Namespace || s.Name != w.Name {
+			rb = &workv1alpha2.ResourceBinding{}
+			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Name}, rb); err != nil {
+				continue // gone: its entry is released by its own reconcile
+			}
+		}
+		if rb.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
+			return policyv1alpha1.ConflictOverwrite
+		}
+	}
+	return policyv1alpha1.ConflictAbort
+}
+
+// claimedByPolicy reports a binding whose template a policy claims: the
+// detector keeps its resource reference and settings.
+func claimedByPolicy(b *workv1alpha2.ResourceBinding) bool {
+	l := b.Labels
+	return l[policymatch.PropagationPolicyPermanentIDLabel] != "" || l[policymatch.ClusterPropagationPolicyPermanentIDLabel] != ""
+}
+
+// release removes workload binding w's entry from every dependency binding
+// that holds one, except those named in keep, and deletes an attached
+// binding that nothing requires any more (its template stays; the binding
+// controller removes its copies from the members).
+func (r *Reconciler) release(ctx context.Context, w types.NamespacedName, keep map[string]bool) error {
+	list := &workv1alpha2.ResourceBindingList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(w.Namespace), client.MatchingFields{binding.RequiredByIndex: w.Namespace + "/" + w.Name}); err != nil {
+		return fmt.Errorf("list the bindings %s/%s requires: %w", w.Namespace, w.Name, err)
+	}
+	var errs []error
+	for i := range list.Items {
+		b := &list.Items[i]
+		if keep[b.Name] || !b.DeletionTimestamp.IsZero() {
+			continue
+		}
+		b.Spec.RequiredBy = slices.DeleteFunc(b.Spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool {
+			return s.Namespace == w.Namespace && s.Name == w.Name
+		})
+		delete(b.Labels, binding.DependedByLabel(w.Namespace, w.Name))
+		done := r.Gate.Write()
+		var err error
+		if len(b.Spec.RequiredBy) == 0 && binding.Attached(b) && !claimedByPolicy(b) {
+			uid, rv := b.UID, b.ResourceVersion
+			err = r.Client.Delete(ctx, b, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+			klog.FromContext(ctx).V(1).Info("Deleted attached binding: nothing requires it", "binding", klog.KObj(b))
+		} else {
+			if binding.Attached(b) && !claimedByPolicy(b) {
+				b.Spec.ConflictResolution = r.conflictResolution(ctx, b, nil)
+			}
+			err = r.Client.Update(ctx, b)
+		}
+		done()
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("release %s from %s: %w", binding.Ref(b), w, err))
+		}
+	}
+	return errors.Join(errs...)
+}
