@@ -50,3 +50,9 @@ const (
 	// KindClusterPropagationPolicy is the kind of the cluster-scoped policy.
 	KindClusterPropagationPolicy = "ClusterPropagationPolicy"
 )
+
+// HasClaim reports whether labels (of a template, or of its binding) carry
+// the claim of a PropagationPolicy or ClusterPropagationPolicy.
+func HasClaim(labels map[string]string) bool {
+	return labels[PropagationPolicyPermanentIDLabel] != "" || labels[ClusterPropagationPolicyPermanentIDLabel] != ""
+}

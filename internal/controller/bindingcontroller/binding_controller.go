@@ -66,13 +66,6 @@ type Reconciler struct {
 	validity overridemanager.Validity
 }
 
-// claimed reports whether a policy still claims the binding's template (the
-// detector keeps such bindings in step with their template).
-func claimed(b binding.Object) bool {
-	l := b.GetLabels()
-	return l[policymatch.PropagationPolicyPermanentIDLabel] != "" || l[policymatch.ClusterPropagationPolicyPermanentIDLabel] != ""
-}
-
 // lagBackoff is the per-binding back-off of waits for the template cache:
 // from CacheLagRetry, doubling, to one second.
 func (r *Reconciler) lagBackoff() workqueue.TypedRateLimiter[ctrl.Request] {
@@ -153,7 +146,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || !found {
 		return ctrl.Result{}, err
 	}
-	if (claimed(b) || len(spec.RequiredBy) > 0) && !template.Matches(tmpl, b, spec.Resource.ResourceVersion) {
+	if (policymatch.HasClaim(b.GetLabels()) || len(spec.RequiredBy) > 0) && !template.Matches(tmpl, b, spec.Resource.ResourceVersion) {
 		// The detector wrote the binding from another version of the
 		// template than the cache holds: an older one (the informer has
 		// not delivered the claim yet; with read-your-writes on, the

@@ -405,8 +405,8 @@ func (r *Reconciler) desired(ctx context.Context, b, w *workv1alpha2.ResourceBin
 		b.Labels = map[string]string{}
 	}
 	b.Labels[binding.DependedByLabel(w.Namespace, w.Name)] = w.Labels[binding.PermanentIDLabel]
-	if claimedByPolicy(b) {
-		return // the detector writes the rest
+	if policymatch.HasClaim(b.Labels) {
+		return // a policy claims the template: the detector writes the rest
 	}
 	b.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: dt.GetAPIVersion(), Kind: dt.GetKind(), Namespace: dt.GetNamespace(),
 		Name: dt.GetName(), UID: dt.GetUID(), ResourceVersion: dt.GetResourceVersion()}
@@ -436,13 +436,6 @@ func (r *Reconciler) conflictResolution(ctx context.Context, b, w *workv1alpha2.
 	return policyv1alpha1.ConflictAbort
 }
 
-// claimedByPolicy reports a binding whose template a policy claims: the
-// detector keeps its resource reference and settings.
-func claimedByPolicy(b *workv1alpha2.ResourceBinding) bool {
-	l := b.Labels
-	return l[policymatch.PropagationPolicyPermanentIDLabel] != "" || l[policymatch.ClusterPropagationPolicyPermanentIDLabel] != ""
-}
-
 // release removes workload binding w's entry from every dependency binding
 // that holds one, except those named in keep, and deletes an attached
 // binding that nothing requires any more (its template stays; the binding
@@ -464,12 +457,12 @@ func (r *Reconciler) release(ctx context.Context, w types.NamespacedName, keep m
 		delete(b.Labels, binding.DependedByLabel(w.Namespace, w.Name))
 		done := r.Gate.Write()
 		var err error
-		if len(b.Spec.RequiredBy) == 0 && binding.Attached(b) && !claimedByPolicy(b) {
+		if len(b.Spec.RequiredBy) == 0 && binding.Attached(b) && !policymatch.HasClaim(b.Labels) {
 			uid, rv := b.UID, b.ResourceVersion
 			err = r.Client.Delete(ctx, b, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 			klog.FromContext(ctx).V(1).Info("Deleted attached binding: nothing requires it", "binding", klog.KObj(b))
 		} else {
-			if binding.Attached(b) && !claimedByPolicy(b) {
+			if binding.Attached(b) && !policymatch.HasClaim(b.Labels) {
 				b.Spec.ConflictResolution = r.conflictResolution(ctx, b, nil)
 			}
 			err = r.Client.Update(ctx, b)
