@@ -115,7 +115,9 @@ var dependencyCases = []integrationCase{
 			p.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
 			e.create(e.controlPlane, p)
 			waitFor(e, e.members["member1"], &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app-config"}}, "the member's ConfigMap taken over",
-				func(c *corev1.ConfigMap) (bool, string) { return c.Data["mode"] == "from-control-plane", describe(c.Data) })
+				func(c *corev1.ConfigMap) (bool, string) {
+					return c.Data["mode"] == "from-control-plane", describe(c.Data)
+				})
 			waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app-config-configmap"}},
 				"the attached binding, Overwrite and fully applied", func(b *workv1alpha2.ResourceBinding) (bool, string) {
 					return b.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite && fullyApplied(b), describe(b.Spec.ConflictResolution, b.Status.Conditions)

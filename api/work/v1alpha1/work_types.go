@@ -47,7 +47,12 @@ type WorkSpec struct {
 
 // WorkloadTemplate is the list of manifests of a Work.
 type WorkloadTemplate struct {
-	// Manifests are the complete Kubernetes objects to apply in the member cluster.
+	// (Atomic: Flotilla writes the list whole, and tracking the fields of every manifest in
+	// managedFields would cost the API server a walk of the objects on every write.)
+
+	// Manifests are the complete Kubernetes objects to apply in the member cluster, as one
+	// atomic list.
+	// +listType=atomic
 	// +optional
 	Manifests []Manifest `json:"manifests,omitempty"`
 }
