@@ -4,13 +4,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/federatedhpa"
 )
 
 // --- CronFederatedHPA ---
@@ -182,6 +185,16 @@ func metric(typ autoscalingv2.MetricSourceType) autoscalingv2.MetricSpec {
 	target := autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr.To(resourceQuantity("1"))}
 	m := autoscalingv2.MetricSpec{Type: typ}
 	switch typ {
+	case autoscalingv2.ResourceMetricSourceType:
+		m.Resource = &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: target}
+	case autoscalingv2.ContainerResourceMetricSourceType:
+		m.ContainerResource = &autoscalingv2.ContainerResourceMetricSource{Name: corev1.ResourceCPU, Container: "app", Target: target}
+	case autoscalingv2.ObjectMetricSourceType:
+		m.Object = &autoscalingv2.ObjectMetricSource{
+			DescribedObject: autoscalingv2.CrossVersionObjectReference{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: "main"},
+			Metric:          autoscalingv2.MetricIdentifier{Name: "requests"},
+			Target:          autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: ptr.To(resourceQuantity("10"))},
+		}
 	case autoscalingv2.PodsMetricSourceType:
 		m.Pods = &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "qps"}, Target: target}
 	case autoscalingv2.ExternalMetricSourceType:
@@ -221,14 +234,80 @@ func TestFederatedHPARules(t *testing.T) {
 			}),
 		},
 		{
-			name: "an External metric is refused",
+			name: "an External metric is accepted",
 			obj: fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) {
 				s.Metrics = []autoscalingv2.MetricSpec{metric(autoscalingv2.PodsMetricSourceType), metric(autoscalingv2.ExternalMetricSourceType)}
 			}),
+		},
+		{
+			name: "every metric type with its source is accepted",
+			obj: fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) {
+				for _, typ := range []autoscalingv2.MetricSourceType{
+					autoscalingv2.ResourceMetricSourceType, autoscalingv2.ContainerResourceMetricSourceType,
+					autoscalingv2.PodsMetricSourceType, autoscalingv2.ObjectMetricSourceType, autoscalingv2.ExternalMetricSourceType,
+				} {
+					s.Metrics = append(s.Metrics, metric(typ))
+				}
+			}),
+		},
+		{
+			name: "an unknown metric type is refused",
+			obj: fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) {
+				s.Metrics = []autoscalingv2.MetricSpec{metric(autoscalingv2.PodsMetricSourceType), {Type: "Prometheus"}}
+			}),
 			wantField: "spec.metrics",
-			wantErr:   "spec.metrics[*].type External is not supported by FederatedHPA",
+			wantErr:   "spec.metrics[*].type must be one of ContainerResource, External, Object, Pods or Resource",
+		},
+		{
+			name: "a metric without the source its type names is refused",
+			obj: fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) {
+				m := metric(autoscalingv2.PodsMetricSourceType)
+				m.Type = autoscalingv2.ExternalMetricSourceType
+				s.Metrics = []autoscalingv2.MetricSpec{m}
+			}),
+			wantField: "spec.metrics",
+			wantErr:   "spec.metrics[*] must set the source field its type names",
+		},
+		{
+			name: "a metric with a second source is refused",
+			obj: fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) {
+				m := metric(autoscalingv2.PodsMetricSourceType)
+				m.External = metric(autoscalingv2.ExternalMetricSourceType).External
+				s.Metrics = []autoscalingv2.MetricSpec{m}
+			}),
+			wantField: "spec.metrics",
+			wantErr:   "spec.metrics[*] must set the source field its type names",
 		},
 	})
+}
+
+// TestFederatedHPADefaultsCPUMetric checks the structural default of spec.metrics: a
+// FederatedHPA without metrics targets 80% average CPU utilization, as an HPA does.
+func TestFederatedHPADefaultsCPUMetric(t *testing.T) {
+	got := admitTyped(t, newAdmitters(t), fhpa())
+	if len(got.Errors) > 0 {
+		t.Fatalf("unexpected errors:\n%s", errorLines(got))
+	}
+	var f autoscalingv1alpha1.FederatedHPA
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &f); err != nil {
+		t.Fatal(err)
+	}
+	want := []autoscalingv2.MetricSpec{{
+		Type: autoscalingv2.ResourceMetricSourceType,
+		Resource: &autoscalingv2.ResourceMetricSource{
+			Name: corev1.ResourceCPU,
+			Target: autoscalingv2.MetricTarget{
+				Type:               autoscalingv2.UtilizationMetricType,
+				AverageUtilization: ptr.To(autoscalingv1alpha1.DefaultFederatedHPACPUUtilization),
+			},
+		},
+	}}
+	if diff := cmp.Diff(want, f.Spec.Metrics); diff != "" {
+		t.Errorf("spec.metrics after admission (-want +got):\n%s", diff)
+	}
+	if f.Spec.Behavior != nil {
+		t.Errorf("spec.behavior = %+v, want it left absent (the controller's classic rules apply)", f.Spec.Behavior)
+	}
 }
 
 // TestFederatedHPADefaultsMinReplicas checks that minReplicas defaults to 1, as Karmada's
@@ -244,5 +323,28 @@ func TestFederatedHPADefaultsMinReplicas(t *testing.T) {
 	}
 	if ptr.Deref(f.Spec.MinReplicas, -1) != 1 {
 		t.Errorf("spec.minReplicas defaulted to %v, want 1", ptr.Deref(f.Spec.MinReplicas, -1))
+	}
+}
+
+// TestFederatedHPAAdmissionDefaultsAreValid checks that what the FlotillaDefaulting admission
+// plugin writes (federatedhpa.SetDefaults) passes the CRD's schema and CEL rules, which the
+// API server applies after the mutating plugins, and that the CRD's own defaulting leaves it
+// as it is.
+func TestFederatedHPAAdmissionDefaultsAreValid(t *testing.T) {
+	f := fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) {
+		s.Metrics = []autoscalingv2.MetricSpec{}
+		s.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
+	})
+	federatedhpa.SetDefaults(f)
+	got := admitTyped(t, newAdmitters(t), f)
+	if len(got.Errors) > 0 || len(got.Pruned) > 0 {
+		t.Fatalf("defaulted FederatedHPA refused or pruned (%v):\n%s", got.Pruned, errorLines(got))
+	}
+	var after autoscalingv1alpha1.FederatedHPA
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &after); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(f.Spec, after.Spec); diff != "" {
+		t.Errorf("spec changed by the CRD's admission (-defaulted +admitted):\n%s", diff)
 	}
 }

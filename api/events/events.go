@@ -69,6 +69,10 @@ const (
 	ValidationSucceeded = "ValidationSucceeded"
 )
 
+// FederatedHPA events use the Kubernetes HPA's reasons, which are also its condition
+// reasons; they are listed with those in package autoscalingv1alpha1
+// (api/autoscaling/v1alpha1/federatedhpa_reasons.go), such as SuccessfulRescaleReason.
+
 // CronFederatedHPA events, Karmada's reasons. ScaleTargetConflict is
 // Flotilla's: Karmada only documents the conflict.
 const (

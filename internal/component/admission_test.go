@@ -10,6 +10,7 @@ import (
 	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
 
 	"github.com/flotilla-io/flotilla/internal/claimadmission"
+	"github.com/flotilla-io/flotilla/internal/defaultingadmission"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
@@ -61,7 +62,7 @@ func TestControlPlaneAdmissionFlagLeavesClaimAdmissionOn(t *testing.T) {
 		}
 	}
 	i := slices.Index(enabled, claimadmission.PluginName)
-	if i < 0 || i+2 >= len(enabled) || enabled[i+1] != validationadmission.PluginName || enabled[i+2] != "MutatingAdmissionWebhook" {
-		t.Errorf("want %s and %s on, just before the mutating webhooks; enabled: %v", claimadmission.PluginName, validationadmission.PluginName, enabled)
+	if i < 0 || i+3 >= len(enabled) || enabled[i+1] != defaultingadmission.PluginName || enabled[i+2] != validationadmission.PluginName || enabled[i+3] != "MutatingAdmissionWebhook" {
+		t.Errorf("want %s, %s and %s on, just before the mutating webhooks; enabled: %v", claimadmission.PluginName, defaultingadmission.PluginName, validationadmission.PluginName, enabled)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	"github.com/flotilla-io/flotilla/internal/claimadmission"
+	"github.com/flotilla-io/flotilla/internal/defaultingadmission"
 	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
 
@@ -156,10 +157,11 @@ type plugin struct {
 }
 
 // controlPlanePlugins are Flotilla's admission plugins in the control
-// plane's kube-apiserver: the claim (mutating) and the checks CEL cannot
-// express (validating).
+// plane's kube-apiserver: the claim and the defaults CRDs cannot express
+// (mutating), and the checks CEL cannot express (validating).
 var controlPlanePlugins = []plugin{
 	{claimadmission.Register, claimadmission.PluginName},
+	{defaultingadmission.Register, defaultingadmission.PluginName},
 	{validationadmission.Register, validationadmission.PluginName},
 }
 

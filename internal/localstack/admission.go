@@ -26,8 +26,8 @@ type AdmissionPlugin struct {
 // karmada-apiserver (--disable-admission-plugins in its install manifests,
 // Helm chart, operator and karmadactl init); Flotilla turns those off too,
 // plus the others marked Off, for the same reason. Flotilla's own
-// FlotillaPolicyClaim and FlotillaValidation plugins are not in this list
-// and stay on. A test in
+// FlotillaPolicyClaim, FlotillaDefaulting and FlotillaValidation plugins are
+// not in this list and stay on. A test in
 // package component fails when a kube-apiserver upgrade adds a default-on
 // plugin that has no decision here.
 var ControlPlaneAdmission = []AdmissionPlugin{

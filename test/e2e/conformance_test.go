@@ -137,18 +137,23 @@ spec:
   - {apiVersion: apps/v1, kind: Deployment}
   placement: {}
 `, "spec"},
-			"FederatedHPA on an External metric": {`apiVersion: autoscaling.karmada.io/v1alpha1
+			"FederatedHPA on an unknown metric type": {`apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
 metadata: {name: bad-fhpa, namespace: default}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
   maxReplicas: 5
   metrics:
-  - type: External
-    external:
-      metric: {name: queue}
-      target: {type: Value, value: "1"}
-`, "External"},
+  - type: Prometheus
+`, "spec.metrics"},
+			"FederatedHPA with minReplicas above maxReplicas": {`apiVersion: autoscaling.karmada.io/v1alpha1
+kind: FederatedHPA
+metadata: {name: bad-fhpa-bounds, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
+  minReplicas: 6
+  maxReplicas: 5
+`, "spec.minReplicas"},
 			"CronFederatedHPA with duplicate rule names": {`apiVersion: autoscaling.karmada.io/v1alpha1
 kind: CronFederatedHPA
 metadata: {name: bad-cron, namespace: default}

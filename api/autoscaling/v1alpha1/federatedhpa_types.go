@@ -53,15 +53,26 @@ type FederatedHPASpec struct {
 	// +required
 	MaxReplicas int32 `json:"maxReplicas"`
 
-	// Metrics are the signals the replica count follows; the highest proposal wins. Types
-	// Resource, ContainerResource, Pods and Object are supported; External is not. Empty
-	// means 80% average CPU utilization.
-	// +kubebuilder:validation:XValidation:rule="self.all(m, m.type != 'External')",message="spec.metrics[*].type External is not supported by FederatedHPA; use Resource, ContainerResource, Pods or Object"
+	// Metrics are the signals the replica count follows, each of type Resource,
+	// ContainerResource, Pods, Object or External with the matching source field set; the
+	// highest proposal wins. Resource and Pods values are averaged over the workload's pods in
+	// every member cluster; Object and External values are queried once, through the control
+	// plane's metrics APIs.
+	// Absent or empty means 80% average CPU utilization (DefaultFederatedHPACPUUtilization),
+	// written at admission like the upstream HPA's default.
+	// +kubebuilder:default={{type: "Resource", resource: {name: "cpu", target: {type: "Utilization", averageUtilization: 80}}}}
+	// +kubebuilder:validation:XValidation:rule="self.all(m, m.type in ['ContainerResource', 'External', 'Object', 'Pods', 'Resource'])",message="spec.metrics[*].type must be one of ContainerResource, External, Object, Pods or Resource"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, has(m.containerResource) == (m.type == 'ContainerResource') && has(m.external) == (m.type == 'External') && has(m.object) == (m.type == 'Object') && has(m.pods) == (m.type == 'Pods') && has(m.resource) == (m.type == 'Resource'))",message="spec.metrics[*] must set the source field its type names (resource, containerResource, pods, object or external) and no other"
 	// +optional
 	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
 
-	// Behavior tunes scale-up and scale-down like the upstream HPA's behavior; missing parts
-	// take the upstream defaults.
+	// Behavior tunes scale-up and scale-down like the upstream HPA's behavior. Absent means
+	// the HPA's classic rules: scale-down stabilized over the controller's
+	// --horizontal-pod-autoscaler-downscale-stabilization window, scale-up limited to
+	// max(2x, 4) replicas per sync. When present, the parts left out are written at
+	// admission with the upstream defaults: scaleUp stabilizationWindowSeconds 0, policies
+	// Pods 4 and Percent 100 per 15s, selectPolicy Max; scaleDown policies Percent 100 per
+	// 15s, selectPolicy Max, and no stabilizationWindowSeconds (the controller's flag applies).
 	// +optional
 	Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 }
