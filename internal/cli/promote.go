@@ -303,7 +303,7 @@ func (o *promoteOptions) dependenciesOf(ctx context.Context, obj *unstructured.U
 			return nil, fmt.Errorf("read %s from member cluster %s: %w", ref, o.cluster, err)
 		}
 		if _, err := getFrom(ctx, cp, gvr, ns, ref.Name); err == nil {
-			fmt.Fprintf(o.errOut, "note: %s already exists on the control plane: left as it is (its own policies place it)\n", ref)
+			fmt.Fprintf(o.errOut, "note: %s already exists on the control plane: left as it is, with whatever places it now\n", ref)
 			continue
 		} else if !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("look up %s on the control plane: %w", ref, err)

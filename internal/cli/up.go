@@ -281,7 +281,7 @@ var PostStartSteps = []localstack.Step{
 		}
 		return controlplane.Bootstrap(ctx, cfg)
 	}},
-	{Name: "member clusters joined (push mode)", Run: joinMembers},
+	{Name: "member clusters joined (push mode), with the mcs-api CRDs", Run: joinMembers},
 	{Run: func(ctx context.Context, s *localstack.Stack) error {
 		return s.StartComponent(ctx, s.Plan.ControllerManager)
 	}},
@@ -305,6 +305,9 @@ func joinMembers(ctx context.Context, s *localstack.Stack) error {
 		cfg, err := localstack.RESTConfig(s.Plan.MembersKubeconfig(), m.Name)
 		if err != nil {
 			return err
+		}
+		if err := controlplane.InstallMemberCRDs(ctx, cfg); err != nil {
+			return fmt.Errorf("install the mcs-api CRDs in %s: %w", m.Name, err)
 		}
 		if err := join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
 			Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone,

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -31,22 +33,27 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/dependencies"
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
+	"github.com/flotilla-io/flotilla/internal/controller/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
+	"github.com/flotilla-io/flotilla/internal/controller/serviceexport"
+	"github.com/flotilla-io/flotilla/internal/controller/serviceimport"
 	"github.com/flotilla-io/flotilla/internal/controller/status"
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/features"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // Controller names accepted by Options.Controllers.
 var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
-	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName}
+	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
+	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -230,6 +237,16 @@ var builders = []builder{
 			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(dependencies.ControllerName), Busy: s.gate.Busy,
 				MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}}}, nil
 	}},
+	{serviceexport.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&serviceexport.Reconciler{Client: s.client, Members: s.members}}, nil
+	}},
+	{endpointslice.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&endpointslice.Reconciler{Client: s.client}}, nil
+	}},
+	{serviceimport.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&serviceimport.Reconciler{Client: s.client, Events: &eventrecord.Recorder{
+			Events: s.mgr.GetEventRecorderFor("service-import-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+	}},
 }
 
 // shared is what the controllers of one manager share.
@@ -287,6 +304,9 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 			ByObject: map[client.Object]cache.ByObject{
 				// Only member credentials are read; do not cache every Secret.
 				&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
+				// Only the slices imported from members (endpointSlice
+				// controller) are read.
+				&discoveryv1.EndpointSlice{}: {Label: labels.SelectorFromSet(labels.Set{mcs.SliceManagedByLabel: mcs.ImportedSliceManager})},
 			}},
 	})
 	if err != nil {

@@ -65,6 +65,37 @@ func Bootstrap(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
+// MemberCRDGroup is the API group whose CRDs a member needs for what the
+// control plane propagates to it: the mcs-api ServiceExport and
+// ServiceImport (Karmada asks its users to install them in every member).
+const MemberCRDGroup = "multicluster.x-k8s.io"
+
+// InstallMemberCRDs installs or upgrades the CRDs of MemberCRDGroup in a
+// member cluster and waits until they are Established. It is idempotent;
+// errors as Bootstrap's.
+func InstallMemberCRDs(ctx context.Context, cfg *rest.Config) error {
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	all, err := crds.All()
+	if err != nil {
+		return err
+	}
+	var want []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range all {
+		if crd.Spec.Group == MemberCRDGroup {
+			want = append(want, crd)
+		}
+	}
+	for _, crd := range want {
+		if err := applyCRD(ctx, ext, crd); err != nil {
+			return err
+		}
+	}
+	return waitEstablished(ctx, ext, want)
+}
+
 func applyCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
 	client := ext.ApiextensionsV1().CustomResourceDefinitions()
 	existing, err := client.Get(ctx, crd.Name, metav1.GetOptions{})

@@ -1,9 +1,11 @@
 // Package defaultingadmission writes, when Karmada objects are applied, the defaults that the
 // CRDs' structural defaults cannot express, so that `kubectl get -o yaml` shows them as it
-// shows an HPA's. Today that is a FederatedHPA's: an empty metrics list becomes 80% CPU, and
+// shows an HPA's. A FederatedHPA's: an empty metrics list becomes 80% CPU, and
 // a behavior's missing rules and fields take Kubernetes' HPA defaults
-// (federatedhpa.SetDefaults; a behavior without selectPolicy gets Max, Karmada issue 4085).
-// minReplicas 1 and absent metrics are the CRD's own defaults.
+// (federatedhpa.SetDefaults; a behavior without selectPolicy gets Max, Karmada issue 4085);
+// minReplicas 1 and absent metrics are the CRD's own defaults. A PropagationPolicy's or
+// ClusterPropagationPolicy's: one that selects a ServiceImport gets propagateDeps true, as
+// Karmada's policy webhook sets it.
 //
 // The same defaulting runs in two places:
 //   - as the mutating admission plugin PluginName inside the control plane's kube-apiserver
@@ -29,7 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
 // PluginName is the name to enable with kube-apiserver's --enable-admission-plugins.
@@ -50,6 +54,24 @@ var Kinds = []Kind{
 	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("federatedhpas").GroupResource(),
 		New:     func() client.Object { return &autoscalingv1alpha1.FederatedHPA{} },
 		Default: func(o client.Object) { federatedhpa.SetDefaults(o.(*autoscalingv1alpha1.FederatedHPA)) }},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("propagationpolicies").GroupResource(),
+		New:     func() client.Object { return &policyv1alpha1.PropagationPolicy{} },
+		Default: func(o client.Object) { serviceImportDeps(&o.(*policyv1alpha1.PropagationPolicy).Spec) }},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("clusterpropagationpolicies").GroupResource(),
+		New:     func() client.Object { return &policyv1alpha1.ClusterPropagationPolicy{} },
+		Default: func(o client.Object) { serviceImportDeps(&o.(*policyv1alpha1.ClusterPropagationPolicy).Spec) }},
+}
+
+// serviceImportDeps turns propagateDeps on for a policy that selects a ServiceImport, as
+// Karmada's policy webhook does: the derived Service and the imported EndpointSlices are
+// the ServiceImport's dependencies, and reach the consumer clusters only with it.
+func serviceImportDeps(spec *policyv1alpha1.PropagationSpec) {
+	for _, rs := range spec.ResourceSelectors {
+		if schema.FromAPIVersionAndKind(rs.APIVersion, rs.Kind).GroupKind() == mcs.ServiceImportGVK.GroupKind() {
+			spec.PropagateDeps = true
+			return
+		}
+	}
 }
 
 // kindOf returns the defaulted kind of resource gr, if any.

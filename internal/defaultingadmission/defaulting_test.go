@@ -238,3 +238,34 @@ func metaGVK(gvk schema.GroupVersionKind) metav1.GroupVersionKind {
 func metaGVR(gvr schema.GroupVersionResource) metav1.GroupVersionResource {
 	return metav1.GroupVersionResource{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource}
 }
+
+func TestPolicySelectingServiceImportPropagatesDependencies(t *testing.T) {
+	for _, resource := range []string{"propagationpolicies", "clusterpropagationpolicies"} {
+		gr := schema.GroupResource{Group: "policy.karmada.io", Resource: resource}
+		var obj map[string]any
+		doc := `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web-import, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceImport, name: web}]
+  placement: {clusterAffinity: {clusterNames: [member3]}}
+`
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		ops := Default(gr, obj)
+		if len(ops) != 1 || ops[0].Path != "/spec/propagateDeps" || ops[0].Value != true {
+			t.Errorf("%s: operations %+v, want propagateDeps set to true", resource, ops)
+		}
+		if obj["spec"].(map[string]any)["propagateDeps"] != true {
+			t.Errorf("%s: the object was not changed: %v", resource, obj["spec"])
+		}
+		// A policy without a ServiceImport is left alone.
+		plain := map[string]any{"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+			"metadata": map[string]any{"name": "p"},
+			"spec":     map[string]any{"resourceSelectors": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}}}}
+		if ops := Default(gr, plain); len(ops) != 0 {
+			t.Errorf("%s: a Deployment policy was changed: %+v", resource, ops)
+		}
+	}
+}

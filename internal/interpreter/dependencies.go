@@ -8,22 +8,40 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/flotilla-io/flotilla/internal/mcs"
 )
 
-// Dependency is an object a workload refers to, in the workload's namespace.
+// Dependency is an object, or a set of objects, a template refers to, in
+// the template's namespace (Karmada's DependentObjectReference).
 type Dependency struct {
-	// Kind is ConfigMap, Secret, ServiceAccount, PersistentVolumeClaim or
-	// Service, all in the core group (v1).
-	Kind string
+	// APIVersion is the dependency's group/version; empty means v1 (the
+	// core kinds: ConfigMap, Secret, ServiceAccount, PersistentVolumeClaim,
+	// Service).
+	APIVersion string
+	Kind       string
+	// Name names one object. Empty with Selector set: every object of Kind
+	// whose labels match Selector.
 	Name string
+	// Selector is a label selector in its string form ("k=v"), for a
+	// dependency on a set of objects (Name empty).
+	Selector string
 }
 
-// GroupVersionKind of the dependency (every dependency kind is core/v1).
+// GroupVersionKind of the dependency.
 func (d Dependency) GroupVersionKind() schema.GroupVersionKind {
-	return corev1.SchemeGroupVersion.WithKind(d.Kind)
+	if d.APIVersion == "" {
+		return corev1.SchemeGroupVersion.WithKind(d.Kind)
+	}
+	return schema.FromAPIVersionAndKind(d.APIVersion, d.Kind)
 }
 
-func (d Dependency) String() string { return d.Kind + " " + d.Name }
+func (d Dependency) String() string {
+	if d.Name == "" {
+		return d.Kind + "s with labels " + d.Selector
+	}
+	return d.Kind + " " + d.Name
+}
 
 // podSpecPaths says where each workload kind keeps its pod spec: the kinds
 // whose dependencies Karmada's propagateDeps follows.
@@ -40,17 +58,31 @@ var podSpecPaths = map[schema.GroupKind][]string{
 // IsWorkload reports whether gk is a kind whose pod template Dependencies reads.
 func IsWorkload(gk schema.GroupKind) bool { _, ok := podSpecPaths[gk]; return ok }
 
+// serviceImportDependencies are a ServiceImport's: its derived Service and
+// the EndpointSlices labelled kubernetes.io/service-name=derived-<name>.
+func serviceImportDependencies(imp *unstructured.Unstructured) []Dependency {
+	derived := mcs.DerivedServiceName(imp.GetName())
+	return []Dependency{
+		{Kind: "Service", Name: derived},
+		{APIVersion: mcs.EndpointSliceGVK.GroupVersion().String(), Kind: mcs.EndpointSliceGVK.Kind, Selector: mcs.ServiceNameLabel + "=" + derived},
+	}
+}
+
 // Dependencies lists what workload's pod template refers to, sorted by kind
 // and name, each once: ConfigMaps and Secrets from volumes (also inside
 // projected volumes), env valueFrom and envFrom of every container, init and
 // ephemeral container; Secrets from imagePullSecrets; PersistentVolumeClaims
 // from volumes; the ServiceAccount from serviceAccountName unless it is
 // "default" (every namespace has its own, made by its cluster); and a
-// StatefulSet's serviceName Service. Optional references are listed too:
+// StatefulSet's serviceName Service. A ServiceImport's are its derived
+// Service and imported EndpointSlices. Optional references are listed too:
 // whether they exist is for the caller to find out. A kind that is not a
 // workload has none; a pod spec that does not decode is an error.
 func Dependencies(workload *unstructured.Unstructured) ([]Dependency, error) {
 	gk := workload.GroupVersionKind().GroupKind()
+	if gk == mcs.ServiceImportGVK.GroupKind() {
+		return serviceImportDependencies(workload), nil
+	}
 	path, ok := podSpecPaths[gk]
 	if !ok {
 		return nil, nil

@@ -33,10 +33,10 @@ func TestDependencies(t *testing.T) {
 					{"name":"Y","valueFrom":{"secretKeyRef":{"name":"db-pass","key":"y"}}},{"name":"Z","value":"z"}],
 					"envFrom":[{"secretRef":{"name":"env-secret"}}]}]}}}}`,
 			want: []Dependency{
-				{"ConfigMap", "extra"}, {"ConfigMap", "init-env"}, {"ConfigMap", "web-config"},
-				{"PersistentVolumeClaim", "data"},
-				{"Secret", "db-pass"}, {"Secret", "env-secret"}, {"Secret", "regcred"}, {"Secret", "tls"}, {"Secret", "token"},
-				{"ServiceAccount", "web-sa"},
+				{Kind: "ConfigMap", Name: "extra"}, {Kind: "ConfigMap", Name: "init-env"}, {Kind: "ConfigMap", Name: "web-config"},
+				{Kind: "PersistentVolumeClaim", Name: "data"},
+				{Kind: "Secret", Name: "db-pass"}, {Kind: "Secret", Name: "env-secret"}, {Kind: "Secret", Name: "regcred"}, {Kind: "Secret", Name: "tls"}, {Kind: "Secret", Name: "token"},
+				{Kind: "ServiceAccount", Name: "web-sa"},
 			},
 		},
 		{
@@ -47,17 +47,23 @@ func TestDependencies(t *testing.T) {
 		{
 			name:     "a StatefulSet's governing Service",
 			workload: `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db"},"spec":{"serviceName":"db-headless","template":{"spec":{"containers":[{"name":"c"}]}}}}`,
-			want:     []Dependency{{"Service", "db-headless"}},
+			want:     []Dependency{{Kind: "Service", Name: "db-headless"}},
+		},
+		{
+			name:     "a ServiceImport's derived Service and imported EndpointSlices",
+			workload: `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ServiceImport","metadata":{"name":"web"},"spec":{"type":"ClusterSetIP"}}`,
+			want: []Dependency{{Kind: "Service", Name: "derived-web"},
+				{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Selector: "kubernetes.io/service-name=derived-web"}},
 		},
 		{
 			name:     "a CronJob's pod template is two levels down",
 			workload: `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj"},"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","envFrom":[{"configMapRef":{"name":"cj-env"}}]}]}}}}}}`,
-			want:     []Dependency{{"ConfigMap", "cj-env"}},
+			want:     []Dependency{{Kind: "ConfigMap", Name: "cj-env"}},
 		},
 		{
 			name:     "a Pod's spec, with the deprecated serviceAccount field",
 			workload: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"serviceAccount":"old-sa","containers":[{"name":"c"}]}}`,
-			want:     []Dependency{{"ServiceAccount", "old-sa"}},
+			want:     []Dependency{{Kind: "ServiceAccount", Name: "old-sa"}},
 		},
 		{
 			name:     "a ConfigMap is not a workload and has none",

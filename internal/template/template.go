@@ -18,11 +18,13 @@ import (
 
 // skippedGroups are API groups whose objects are never resource templates:
 // Karmada's own APIs, and machinery of the control plane itself.
+// EndpointSlices (discovery.k8s.io) are templates: the slices imported from
+// exporting members reach the consumers as a ServiceImport's dependencies.
 var skippedGroups = map[string]bool{
 	"cluster.karmada.io": true, "policy.karmada.io": true, "work.karmada.io": true,
 	"config.karmada.io": true, "autoscaling.karmada.io": true, "networking.karmada.io": true,
 	"apps.karmada.io": true, "remedy.karmada.io": true, "search.karmada.io": true,
-	"coordination.k8s.io": true, "events.k8s.io": true, "discovery.k8s.io": true,
+	"coordination.k8s.io": true, "events.k8s.io": true,
 	"flowcontrol.apiserver.k8s.io": true, "apiregistration.k8s.io": true,
 	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
 	"internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,

@@ -31,11 +31,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -70,6 +70,9 @@ const ControllerName = "dependencies-distributor"
 // detector (detector.Detector).
 type Templates interface {
 	binding.TemplateGetter
+	// TemplatesMatching lists the templates of a kind in a namespace whose
+	// labels match selector.
+	TemplatesMatching(gvk schema.GroupVersionKind, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error)
 	Subscribe(fn func(gvk schema.GroupVersionKind, namespace, name string))
 }
 
@@ -95,9 +98,17 @@ type Reconciler struct {
 	queue workqueue.TypedRateLimitingInterface[ctrl.Request]
 }
 
-// dependencyKey names a dependency template: a core kind, namespace, name.
+// dependencyKey names a dependency template (group, kind, namespace,
+// name), or with Name empty every template of the kind in the namespace:
+// what a label-selected dependency watches.
 type dependencyKey struct {
-	Kind, Namespace, Name string
+	Group, Kind, Namespace, Name string
+}
+
+// watchKey is what a change of dependency d is looked up by.
+func watchKey(namespace string, d interpreter.Dependency) dependencyKey {
+	gvk := d.GroupVersionKind()
+	return dependencyKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: d.Name}
 }
 
 // SetupWithManager registers the controller: ResourceBindings that
@@ -147,16 +158,20 @@ func selfAndRequirers(_ context.Context, o client.Object) []ctrl.Request {
 // templateChanged wakes the workload bindings that refer to a template
 // that was created, changed or deleted.
 func (r *Reconciler) templateChanged(gvk schema.GroupVersionKind, namespace, name string) {
-	if gvk.Group != "" || namespace == "" {
-		return // every dependency kind is namespaced, in the core group
+	if namespace == "" {
+		return // every dependency is namespaced
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.queue == nil {
 		return
 	}
-	for w := range r.requirers[dependencyKey{Kind: gvk.Kind, Namespace: namespace, Name: name}] {
-		r.queue.Add(ctrl.Request{NamespacedName: w})
+	exact := dependencyKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}
+	anyOfKind := dependencyKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace}
+	for _, k := range []dependencyKey{exact, anyOfKind} {
+		for w := range r.requirers[k] {
+			r.queue.Add(ctrl.Request{NamespacedName: w})
+		}
 	}
 }
 
@@ -185,12 +200,14 @@ func (r *Reconciler) remember(w types.NamespacedName, deps []dependencyKey) {
 	}
 }
 
-// dependencyRef is one entry of binding.DependenciesAnnotation.
+// dependencyRef is one entry of binding.DependenciesAnnotation (Karmada's
+// DependentObjectReference).
 type dependencyRef struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace"`
-	Name       string `json:"name"`
+	APIVersion    string                `json:"apiVersion"`
+	Kind          string                `json:"kind"`
+	Namespace     string                `json:"namespace"`
+	Name          string                `json:"name,omitempty"`
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 }
 
 // syncDependencies is the operation whose outcome is reported on the
@@ -206,7 +223,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	exists := err == nil && w.DeletionTimestamp.IsZero()
-	var deps []dependencyKey
+	var deps []interpreter.Dependency
 	var tmpl *unstructured.Unstructured
 	if exists && w.Spec.PropagateDeps {
 		var found bool
@@ -226,12 +243,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				r.Events.Outcome(syncDependencies, fmt.Errorf("cannot read the dependencies of %s %s: %w", tmpl.GetKind(), tmpl.GetName(), derr), "", w)
 				return ctrl.Result{}, nil
 			}
-			for _, d := range list {
-				deps = append(deps, dependencyKey{Kind: d.Kind, Namespace: w.Namespace, Name: d.Name})
-			}
+			deps = list
 		}
 	}
-	r.remember(req.NamespacedName, deps)
+	keys := make([]dependencyKey, 0, len(deps))
+	for _, d := range deps {
+		keys = append(keys, watchKey(req.Namespace, d))
+	}
+	r.remember(req.NamespacedName, keys)
 	if exists && w.Spec.PropagateDeps {
 		if err := r.recordDependencies(ctx, w, deps); err != nil {
 			return r.retry(err)
@@ -250,7 +269,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	if len(clusters) > 0 {
 		for _, d := range deps {
-			dt, found, err := r.Templates.Template(corev1.SchemeGroupVersion.WithKind(d.Kind), d.Namespace, d.Name)
+			objs, err := r.resolve(w.Namespace, d)
 			if errors.Is(err, binding.ErrTemplatesLoading) {
 				return ctrl.Result{RequeueAfter: time.Second}, nil
 			}
@@ -258,13 +277,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				errs = append(errs, err)
 				continue
 			}
-			if !found {
-				missing = append(missing, d.Kind+" "+d.Namespace+"/"+d.Name)
+			if len(objs) == 0 && d.Name != "" {
+				missing = append(missing, d.Kind+" "+w.Namespace+"/"+d.Name)
 				continue
 			}
-			wanted[binding.Name(d.Name, d.Kind)] = true
-			if err := r.require(ctx, w, dt, clusters); err != nil {
-				errs = append(errs, err)
+			for _, dt := range objs {
+				wanted[binding.Name(dt.GetName(), dt.GetKind())] = true
+				if err := r.require(ctx, w, dt, clusters); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}
@@ -287,6 +308,44 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log.FromContext(ctx).V(1).Info("Distributed dependencies", "binding", req.NamespacedName, "dependencies", len(wanted), "missing", missing)
 	return ctrl.Result{}, nil
+}
+
+// resolve returns the templates dependency d stands for in namespace: the
+// one it names (none if it does not exist), or every one its selector
+// matches.
+func (r *Reconciler) resolve(namespace string, d interpreter.Dependency) ([]*unstructured.Unstructured, error) {
+	gvk := d.GroupVersionKind()
+	if d.Name != "" {
+		obj, found, err := r.Templates.Template(gvk, namespace, d.Name)
+		if err != nil || !found {
+			return nil, err
+		}
+		return []*unstructured.Unstructured{withKind(obj, gvk)}, nil
+	}
+	sel, err := labels.Parse(d.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("dependency %s: %w", d, err)
+	}
+	objs, err := r.Templates.TemplatesMatching(gvk, namespace, sel)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, withKind(o, gvk))
+	}
+	return out, nil
+}
+
+// withKind returns obj with its apiVersion and kind set (informers may
+// leave them empty); obj itself is not changed.
+func withKind(obj *unstructured.Unstructured, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	if obj.GetKind() != "" && obj.GetAPIVersion() != "" {
+		return obj
+	}
+	c := obj.DeepCopy()
+	c.SetGroupVersionKind(gvk)
+	return c
 }
 
 // retry turns an optimistic-lock conflict (two workloads writing one
@@ -319,10 +378,16 @@ func isConflict(err error) bool {
 
 // recordDependencies writes binding.DependenciesAnnotation on the workload
 // binding, as Karmada does, so `kubectl get rb -o yaml` shows what follows it.
-func (r *Reconciler) recordDependencies(ctx context.Context, w *workv1alpha2.ResourceBinding, deps []dependencyKey) error {
+func (r *Reconciler) recordDependencies(ctx context.Context, w *workv1alpha2.ResourceBinding, deps []interpreter.Dependency) error {
 	refs := make([]dependencyRef, 0, len(deps))
 	for _, d := range deps {
-		refs = append(refs, dependencyRef{APIVersion: "v1", Kind: d.Kind, Namespace: d.Namespace, Name: d.Name})
+		ref := dependencyRef{APIVersion: d.GroupVersionKind().GroupVersion().String(), Kind: d.Kind, Namespace: w.Namespace, Name: d.Name}
+		if d.Name == "" {
+			if sel, err := metav1.ParseToLabelSelector(d.Selector); err == nil {
+				ref.LabelSelector = sel
+			}
+		}
+		refs = append(refs, ref)
 	}
 	data, _ := json.Marshal(refs) // plain strings always marshal
 	if w.Annotations[binding.DependenciesAnnotation] == string(data) {

@@ -630,6 +630,33 @@ func (d *Detector) Template(gvk schema.GroupVersionKind, namespace, name string)
 	return obj, found, nil
 }
 
+// TemplatesMatching lists the templates of kind gvk in namespace whose labels
+// match selector, from the detector's informers. The objects are the
+// cache's own: read them, never change them. Errors as Template's.
+func (d *Detector) TemplatesMatching(gvk schema.GroupVersionKind, namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+	gvr, ok := d.ResourceFor(gvk)
+	if !ok {
+		return nil, fmt.Errorf("kind %s is not watched yet: %w", gvk, ErrTemplatesLoading)
+	}
+	d.mu.RLock()
+	w := d.watching[gvr]
+	d.mu.RUnlock()
+	if !w.informer.HasSynced() {
+		return nil, fmt.Errorf("templates of %s: %w", gvk, ErrTemplatesLoading)
+	}
+	items, err := w.informer.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, item := range items {
+		if u, ok := item.(*unstructured.Unstructured); ok && selector.Matches(labels.Set(u.GetLabels())) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
 // ResourceFor maps a template kind to its resource, for kinds the detector watches.
 func (d *Detector) ResourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
 	d.mu.RLock()

@@ -225,8 +225,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.handoff.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	suspended := w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching
+	if suspended && !controllerutil.ContainsFinalizer(w, Finalizer) {
+		// Karmada's spec.suspendDispatching: nothing of this Work is
+		// applied. A Work born suspended (one that records what a member
+		// has, such as a collected EndpointSlice) is never this
+		// controller's, so its deletion removes nothing from the member.
+		return ctrl.Result{}, nil
+	}
 	if !w.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, cluster, w)
+	}
+	if suspended {
+		return ctrl.Result{}, nil // applied before; changes wait until dispatching resumes
 	}
 	if controllerutil.AddFinalizer(w, Finalizer) {
 		if err := r.Client.Update(ctx, w); err != nil {
