@@ -32,6 +32,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/promotion"
 )
 
@@ -71,7 +72,8 @@ that is already a template on the control plane is left as it is; one missing
 from the member is reported and skipped.
 
 Nothing is changed when the object already exists on the control plane, is
-missing from the member, or the cluster is not joined.`,
+missing from the member, would be claimed by a policy already on the control
+plane instead of the new one, or the cluster is not joined.`,
 		Example: `  # Take the Deployment web of namespace shop, running in member1, into the control plane
   flotilla promote deployment web -n shop -C member1
 
@@ -217,6 +219,10 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 		}
 	}
 
+	if err := checkClaims(ctx, cp, ns, templates, policies); err != nil {
+		return err
+	}
+
 	var create []promotedObject
 	if namespaced {
 		if _, err := getFrom(ctx, dyn, corev1.SchemeGroupVersion.WithResource("namespaces"), "", ns); apierrors.IsNotFound(err) {
@@ -229,11 +235,69 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("look up namespace %s on the control plane: %w", ns, err)
 		}
 	}
-	create = append(append(create, templates...), policies...)
+	// Policies before templates: a template is claimed as it is created,
+	// by the best policy that exists then.
+	create = append(append(create, policies...), templates...)
 	return o.createAll(ctx, dyn, create)
 }
 
-// createAll creates objs in order (namespace, templates, policies), or with
+// checkClaims refuses to promote when a policy already on the control plane
+// would claim one of the templates instead of the policy promote creates
+// for it (a template is claimed by the best matching policy: Karmada's
+// priority, then selector, then name order), naming that policy.
+func checkClaims(ctx context.Context, cp client.Client, ns string, templates, policies []promotedObject) error {
+	var pps []*policyv1alpha1.PropagationPolicy
+	if ns != "" {
+		list := &policyv1alpha1.PropagationPolicyList{}
+		if err := cp.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("list the PropagationPolicies of %s: %w", ns, err)
+		}
+		for i := range list.Items {
+			pps = append(pps, &list.Items[i])
+		}
+	}
+	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
+	if err := cp.List(ctx, clist); err != nil {
+		return fmt.Errorf("list the ClusterPropagationPolicies: %w", err)
+	}
+	var cpps []*policyv1alpha1.ClusterPropagationPolicy
+	for i := range clist.Items {
+		cpps = append(cpps, &clist.Items[i])
+	}
+	for _, p := range policies {
+		switch p.obj.GetKind() {
+		case policymatch.KindPropagationPolicy:
+			pp := &policyv1alpha1.PropagationPolicy{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(p.obj.Object, pp); err != nil {
+				return err
+			}
+			pps = append(pps, pp)
+		default:
+			cpp := &policyv1alpha1.ClusterPropagationPolicy{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(p.obj.Object, cpp); err != nil {
+				return err
+			}
+			cpps = append(cpps, cpp)
+		}
+	}
+	for i, t := range templates {
+		// templates are the dependencies, then the workload; policies the
+		// workload's, then the dependencies'.
+		want := policies[0]
+		if i < len(templates)-1 {
+			want = policies[i+1]
+		}
+		claim, ok := policymatch.BestMatch(t.obj, pps, cpps)
+		if !ok || (claim.Name == want.obj.GetName() && claim.Namespace == want.obj.GetNamespace()) {
+			continue
+		}
+		return fmt.Errorf("%s %s would be claimed by %s, which already selects it, instead of the new policy %s: delete that policy or narrow its resourceSelectors first, then promote again",
+			t.obj.GetKind(), key(t.obj), claim, want.obj.GetName())
+	}
+	return nil
+}
+
+// createAll creates objs in order (namespace, policies, templates), or with
 // --dry-run only prints them. A failure part-way leaves what was created
 // and says so.
 func (o *promoteOptions) createAll(ctx context.Context, dyn dynamic.Interface, objs []promotedObject) error {

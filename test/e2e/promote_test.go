@@ -133,6 +133,23 @@ spec:
 		t.Errorf("member1's pods changed from %q to %q", pods, got)
 	}
 
+	// A policy already on the control plane that would claim the Service
+	// first (higher priority) makes promote refuse, naming it.
+	s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: all-services, namespace: shop}
+spec:
+  priority: 5
+  resourceSelectors: [{apiVersion: v1, kind: Service}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+`)
+	refused("an object another policy would claim", []string{"would be claimed by PropagationPolicy(shop/all-services)", "delete that policy or narrow"},
+		"service", "web", "-n", "shop", "-C", "member1")
+	if got := s.get("", "svc", "web", "-n", "shop", "-o", "name"); got != "" {
+		t.Errorf("the refused promote created %s", got)
+	}
+	s.kubectl("", "delete", "pp", "all-services", "-n", "shop")
+
 	// A Service of the same name gets a policy of its own.
 	mustPromote("service", "web", "-n", "shop", "-C", "member1")
 	all := strings.Fields(s.get("", "pp", "-n", "shop", "-o", "jsonpath={.items[*].metadata.name}"))
