@@ -126,6 +126,27 @@ func TestKarmadaAPICompatibility(t *testing.T) {
 		}
 	})
 
+	t.Run("a FederatedHPA with behavior but no selectPolicy is defaulted as Kubernetes defaults an HPA", func(t *testing.T) {
+		// Karmada issue 4085: this object crashed Karmada's controller.
+		if out, err := s.apply(`apiVersion: autoscaling.karmada.io/v1alpha1
+kind: FederatedHPA
+metadata: {name: defaults, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 10
+  behavior:
+    scaleUp: {stabilizationWindowSeconds: 0}
+    scaleDown: {}
+`); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		got := s.kubectl("", "get", "fhpa", "defaults", "-n", "default", "-o",
+			`jsonpath={.spec.minReplicas} {.spec.behavior.scaleUp.selectPolicy} {range .spec.behavior.scaleUp.policies[*]}{.type}:{.value}/{.periodSeconds} {end}{.spec.behavior.scaleDown.selectPolicy} {range .spec.behavior.scaleDown.policies[*]}{.type}:{.value}/{.periodSeconds} {end}{.spec.metrics[0].resource.name}={.spec.metrics[0].resource.target.averageUtilization}`)
+		if want := "1 Max Pods:4/15 Percent:100/15 Max Percent:100/15 cpu=80"; got != want {
+			t.Errorf("read back %q, want %q", got, want)
+		}
+	})
+
 	t.Run("invalid policies are refused at admission, naming the field", func(t *testing.T) {
 		cases := map[string]struct{ yaml, want string }{
 			"preemption Always without a selector name": {`apiVersion: policy.karmada.io/v1alpha1
