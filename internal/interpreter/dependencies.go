@@ -58,14 +58,16 @@ var podSpecPaths = map[schema.GroupKind][]string{
 // IsWorkload reports whether gk is a kind whose pod template Dependencies reads.
 func IsWorkload(gk schema.GroupKind) bool { _, ok := podSpecPaths[gk]; return ok }
 
-// serviceImportDependencies are a ServiceImport's: its derived Service and
-// the EndpointSlices labelled kubernetes.io/service-name=derived-<name>.
+// serviceImportDependencies are a ServiceImport's: its derived Service (not
+// for a Headless import, which has none) and the EndpointSlices labelled
+// kubernetes.io/service-name=derived-<name>.
 func serviceImportDependencies(imp *unstructured.Unstructured) []Dependency {
 	derived := mcs.DerivedServiceName(imp.GetName())
-	return []Dependency{
-		{Kind: "Service", Name: derived},
-		{APIVersion: mcs.EndpointSliceGVK.GroupVersion().String(), Kind: mcs.EndpointSliceGVK.Kind, Selector: mcs.ServiceNameLabel + "=" + derived},
+	slices := Dependency{APIVersion: mcs.EndpointSliceGVK.GroupVersion().String(), Kind: mcs.EndpointSliceGVK.Kind, Selector: mcs.ServiceNameLabel + "=" + derived}
+	if t, _, _ := unstructured.NestedString(imp.Object, "spec", "type"); t == "Headless" {
+		return []Dependency{slices} // no derived Service: a Headless import has no virtual IP
 	}
+	return []Dependency{{Kind: "Service", Name: derived}, slices}
 }
 
 // Dependencies lists what workload's pod template refers to, sorted by kind

@@ -56,6 +56,11 @@ func TestDependencies(t *testing.T) {
 				{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Selector: "kubernetes.io/service-name=derived-web"}},
 		},
 		{
+			name:     "a Headless ServiceImport has no derived Service, only imported EndpointSlices",
+			workload: `{"apiVersion":"multicluster.x-k8s.io/v1alpha1","kind":"ServiceImport","metadata":{"name":"db"},"spec":{"type":"Headless"}}`,
+			want:     []Dependency{{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Selector: "kubernetes.io/service-name=derived-db"}},
+		},
+		{
 			name:     "a CronJob's pod template is two levels down",
 			workload: `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj"},"spec":{"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","envFrom":[{"configMapRef":{"name":"cj-env"}}]}]}}}}}}`,
 			want:     []Dependency{{Kind: "ConfigMap", Name: "cj-env"}},

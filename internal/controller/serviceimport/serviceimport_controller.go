@@ -2,7 +2,10 @@
 // every ServiceImport (multicluster.x-k8s.io) of type ClusterSetIP on the
 // control plane it keeps the derived Service "derived-<name>": type
 // ClusterIP, the import's ports, no selector (its endpoints are the
-// EndpointSlices imported from the exporting clusters). A policy that
+// EndpointSlices imported from the exporting clusters). A Headless import
+// has none (one that turns Headless loses it; Karmada leaves it behind).
+// spec.ips is not copied into the derived Service's status, as Karmada
+// does: the status controller aggregates that status from the members. A policy that
 // selects the ServiceImport propagates it with its dependencies, the
 // derived Service and the imported slices, to the consumer clusters.
 package serviceimport
