@@ -118,6 +118,12 @@ type admission struct {
 
 // admit runs obj (which it modifies) through the create path of the API server.
 func (a *admitter) admit(obj map[string]interface{}) admission {
+	return a.admitUpdate(nil, obj)
+}
+
+// admitUpdate runs obj (which it modifies) through the update path of the API server, from
+// old (nil: the create path), so that transition rules (oldSelf) are checked.
+func (a *admitter) admitUpdate(old, obj map[string]interface{}) admission {
 	pruned := structuralpruning.PruneWithOptions(obj, a.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
 	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, a.structural)
 	structuraldefaulting.Default(obj, a.structural)
@@ -127,7 +133,11 @@ func (a *admitter) admit(obj map[string]interface{}) admission {
 	errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, obj, a.structural, false)...)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, a.structural, obj)...)
 	if !blocksCEL(errs) && a.cel != nil {
-		celErrs, _ := a.cel.Validate(context.Background(), nil, a.structural, obj, nil, celconfig.RuntimeCELCostBudget)
+		var oldObj interface{}
+		if old != nil {
+			oldObj = old
+		}
+		celErrs, _ := a.cel.Validate(context.Background(), nil, a.structural, obj, oldObj, celconfig.RuntimeCELCostBudget)
 		errs = append(errs, celErrs...)
 	}
 	return admission{Errors: errs, Pruned: pruned, Object: obj}

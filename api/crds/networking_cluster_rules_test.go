@@ -77,6 +77,28 @@ func TestMultiClusterServiceRules(t *testing.T) {
 			wantErr:   "spec.ports[*].port must be between 1 and 65535",
 		},
 		{name: "port 65535 is accepted", obj: mcs(func(s *networkingv1alpha1.MultiClusterServiceSpec) { s.Ports[0].Port = 65535 })},
+		{
+			name: "both types at once are refused",
+			obj: mcs(func(s *networkingv1alpha1.MultiClusterServiceSpec) {
+				s.Types = []networkingv1alpha1.ExposureType{networkingv1alpha1.ExposureTypeCrossCluster, networkingv1alpha1.ExposureTypeLoadBalancer}
+			}),
+			wantField: "spec.types",
+			wantErr:   "spec.types must hold one type",
+		},
+		{
+			name: "changing types after creation is refused",
+			old:  mcs(),
+			obj: mcs(func(s *networkingv1alpha1.MultiClusterServiceSpec) {
+				s.Types = []networkingv1alpha1.ExposureType{networkingv1alpha1.ExposureTypeLoadBalancer}
+			}),
+			wantField: "spec.types",
+			wantErr:   "spec.types cannot be changed after creation",
+		},
+		{
+			name: "an update that keeps types is accepted",
+			old:  mcs(),
+			obj:  mcs(func(s *networkingv1alpha1.MultiClusterServiceSpec) { s.Ports[0].Port = 8080 }),
+		},
 	})
 }
 

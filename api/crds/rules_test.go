@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
@@ -43,6 +44,12 @@ var testScheme = func() *runtime.Scheme {
 // client would: serialized to JSON first.
 func admitTyped(t *testing.T, as *admitters, obj runtime.Object) admission {
 	t.Helper()
+	return admitTypedUpdate(t, as, nil, obj)
+}
+
+// asJSONMap serializes a typed object as a client would and decodes it as the API server does.
+func asJSONMap(t *testing.T, obj runtime.Object) (schema.GroupVersionKind, map[string]interface{}) {
+	t.Helper()
 	gvks, _, err := testScheme.ObjectKinds(obj)
 	if err != nil {
 		t.Fatalf("kind of %T: %v", obj, err)
@@ -58,17 +65,31 @@ func admitTyped(t *testing.T, as *admitters, obj runtime.Object) admission {
 	if err := utiljson.Unmarshal(data, &u); err != nil {
 		t.Fatalf("decoding %s: %v", gvk.Kind, err)
 	}
+	return gvk, u
+}
+
+// admitTypedUpdate sends obj through the API server's update path from old (nil: the create
+// path).
+func admitTypedUpdate(t *testing.T, as *admitters, old, obj runtime.Object) admission {
+	t.Helper()
+	gvk, u := asJSONMap(t, obj)
+	var oldMap map[string]interface{}
+	if old != nil {
+		_, oldMap = asJSONMap(t, old)
+	}
 	a, err := as.forKind(t, gvk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a.admit(u)
+	return a.admitUpdate(oldMap, u)
 }
 
 // ruleCase is one object and the outcome the API server must give it.
 type ruleCase struct {
 	name string
-	obj  runtime.Object
+	// old, when set, makes the case an update from old to obj (transition rules apply).
+	old runtime.Object
+	obj runtime.Object
 	// wantErr is a substring of an expected error's text (its message, normally); empty
 	// means the object must be accepted.
 	wantErr string
@@ -81,7 +102,7 @@ func runRuleCases(t *testing.T, cases []ruleCase) {
 	as := newAdmitters(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := admitTyped(t, as, tc.obj)
+			got := admitTypedUpdate(t, as, tc.old, tc.obj)
 			if len(got.Pruned) > 0 {
 				t.Errorf("the schema dropped fields %v", got.Pruned)
 			}

@@ -27,7 +27,11 @@ type MultiClusterService struct {
 
 // MultiClusterServiceSpec is Karmada's MultiClusterService.spec.
 type MultiClusterServiceSpec struct {
-	// Types are the ways the Service is exposed: CrossCluster and/or LoadBalancer.
+	// Types is how the Service is exposed: CrossCluster or LoadBalancer, one of them (as
+	// Karmada's webhook requires since v1.9), fixed at creation.
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t == self[0])",message="spec.types must hold one type, CrossCluster or LoadBalancer, not both: use one MultiClusterService for each"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.types cannot be changed after creation: delete the MultiClusterService and create it again"
 	// +required
 	Types []ExposureType `json:"types"`
 
@@ -65,6 +69,7 @@ type MultiClusterServiceSpec struct {
 
 // ExposureType is CrossCluster or LoadBalancer.
 //
+// +kubebuilder:validation:MaxLength=32
 // +kubebuilder:validation:XValidation:rule="self == 'CrossCluster' || self == 'LoadBalancer'",message="spec.types[*] must be CrossCluster or LoadBalancer"
 type ExposureType string
 
