@@ -5,8 +5,6 @@
 package mcs
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -77,12 +75,4 @@ func MadeByFlotilla(labels map[string]string) bool {
 		return true
 	}
 	return false
-}
-
-// ManagedBySet splits an EndpointSliceManagedByLabel value.
-func ManagedBySet(v string) []string {
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ".")
 }

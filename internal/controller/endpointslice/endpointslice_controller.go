@@ -128,20 +128,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // withdraw deletes the control-plane slices made from Work w (permanent id
-// id; by name too, for a Work without one).
+// id, which the serviceExport controller gives every Work it creates).
 func (r *Reconciler) withdraw(ctx context.Context, w *workv1alpha1.Work, id string) error {
+	if id == "" {
+		return nil // not made by the serviceExport controller: nothing of ours
+	}
 	list := &discoveryv1.EndpointSliceList{}
-	if err := r.Client.List(ctx, list, client.MatchingLabels{mcs.SliceManagedByLabel: mcs.ImportedSliceManager}); err != nil {
-		return err
+	if err := r.Client.List(ctx, list, client.MatchingLabels{mcs.SliceManagedByLabel: mcs.ImportedSliceManager, mcs.WorkIDLabel: id}); err != nil {
+		return fmt.Errorf("list the EndpointSlices made from Work %s/%s: %w", w.Namespace, w.Name, err)
 	}
 	for i := range list.Items {
 		s := &list.Items[i]
-		made := (id != "" && s.Labels[mcs.WorkIDLabel] == id) ||
-			(s.Annotations[binding.WorkNamespaceAnnotation] == w.Namespace && s.Annotations[binding.WorkNameAnnotation] == w.Name)
-		if made {
-			if err := r.Client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("delete EndpointSlice %s/%s: %w", s.Namespace, s.Name, err)
-			}
+		if err := r.Client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete EndpointSlice %s/%s: %w", s.Namespace, s.Name, err)
 		}
 	}
 	return nil
