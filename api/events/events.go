@@ -88,3 +88,36 @@ const (
 	// managed by a FederatedHPA.
 	ScaleTargetConflict = "ScaleTargetConflict"
 )
+
+// MultiClusterService events, Karmada's reasons, on the MultiClusterService.
+const (
+	// SyncServiceSucceed: the Service is propagated to the provider and
+	// consumer clusters (condition ServiceApplied True).
+	SyncServiceSucceed = "SyncServiceSucceed"
+	// SyncServiceFailed: it is not, or not to every cluster named (the
+	// message says why; condition ServiceApplied False).
+	SyncServiceFailed = "SyncServiceFailed"
+	// DispatchEndpointSliceSucceed: every consumer has the providers'
+	// EndpointSlices (condition EndpointSliceDispatched True).
+	DispatchEndpointSliceSucceed = "DispatchEndpointSliceSucceed"
+	// DispatchEndpointSliceFailed: some could not be written.
+	DispatchEndpointSliceFailed = "DispatchEndpointSliceFailed"
+	// ClusterNotFound: a provider or consumer named is not a registered
+	// cluster; it is skipped.
+	ClusterNotFound = "ClusterNotFound"
+	// MCSLoadBalance: the load balancer of a LoadBalancer
+	// MultiClusterService was set up (Normal) or could not be (Warning);
+	// Karmada's multicluster-cloud-provider's reason.
+	MCSLoadBalance = "MCSLoadBalance"
+)
+
+// Condition reasons of a MultiClusterService, Karmada's: ServiceApplied is
+// True with ServiceAppliedSucceed or False with ServiceAppliedFailed;
+// EndpointSliceDispatched likewise with EndpointSliceDispatchedSucceed and
+// EndpointSliceDispatchedFailed.
+const (
+	ServiceAppliedSucceed          = "ServiceAppliedSucceed"
+	ServiceAppliedFailed           = "ServiceAppliedFailed"
+	EndpointSliceDispatchedSucceed = "EndpointSliceDispatchedSucceed"
+	EndpointSliceDispatchedFailed  = "EndpointSliceDispatchedFailed"
+)

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -86,4 +91,41 @@ func IndexBindingsByRequirer(ctx context.Context, indexer client.FieldIndexer) e
 		}
 		return keys
 	})
+}
+
+// SetRequirement puts entry into spec.requiredBy, replacing the entry of
+// the same requirer (namespace and name). It reports whether spec changed.
+func SetRequirement(spec *workv1alpha2.ResourceBindingSpec, entry workv1alpha2.BindingSnapshot) bool {
+	i := slices.IndexFunc(spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool {
+		return s.Namespace == entry.Namespace && s.Name == entry.Name
+	})
+	if i < 0 {
+		spec.RequiredBy = append(spec.RequiredBy, entry)
+		return true
+	}
+	if equality.Semantic.DeepEqual(spec.RequiredBy[i], entry) {
+		return false
+	}
+	spec.RequiredBy[i] = entry
+	return true
+}
+
+// DropRequirement removes the entry of requirer namespace/name from
+// spec.requiredBy. It reports whether there was one.
+func DropRequirement(spec *workv1alpha2.ResourceBindingSpec, namespace, name string) bool {
+	n := len(spec.RequiredBy)
+	spec.RequiredBy = slices.DeleteFunc(spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool {
+		return s.Namespace == namespace && s.Name == name
+	})
+	return len(spec.RequiredBy) != n
+}
+
+// PointAt makes a binding no policy claims refer to template t, at its
+// current version (the binding controller renders once the binding names
+// the version its cache has), and be owned by it (it goes when t goes).
+func PointAt(b Object, t *unstructured.Unstructured) {
+	Spec(b).Resource = workv1alpha2.ObjectReference{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Namespace: t.GetNamespace(),
+		Name: t.GetName(), UID: t.GetUID(), ResourceVersion: t.GetResourceVersion()}
+	b.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: t.GetAPIVersion(), Kind: t.GetKind(), Name: t.GetName(), UID: t.GetUID(),
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}})
 }

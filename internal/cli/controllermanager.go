@@ -56,6 +56,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
 	fl.DurationVar(&f.opts.CronFederatedHPAMissedRunWindow, "cronfederatedhpa-missed-run-window", cronfederatedhpa.DefaultMissedRunWindow,
 		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
+	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",
+		"addresses the built-in 'local' load balancer provider gives MultiClusterServices of type LoadBalancer: a CIDR (10.255.0.0/24) or a range (10.255.0.10-10.255.0.50); empty configures no provider (needs --feature-gates=MultiClusterService=true)")
 	f.opts.FastPaths.AddFlags(fl)
 }
 
@@ -88,6 +90,10 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
 
   # Karmada's policy preemption (feature gate PropagationPolicyPreemption, off by default)
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --feature-gates=PropagationPolicyPreemption=true
+
+  # MultiClusterService (gate MultiClusterService, off by default), with the local load balancer
+  flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --feature-gates=MultiClusterService=true \
+    --mcs-lb-pool=10.255.0.0/24
 
   # The plain level-based path: every propagation shortcut off
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config \

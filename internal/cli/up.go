@@ -381,7 +381,10 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 		kind = fmt.Sprintf("member cluster(s), %d of them bare (API servers only)", bare)
 	}
 	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d %s.\n", s.Elapsed().Seconds(), len(p.Members()), kind)
-	fmt.Fprintf(out, "Logs are in %s.\n\n", p.LogDir())
+	fmt.Fprintf(out, "Logs are in %s.\n", p.LogDir())
+	fmt.Fprintf(out, "Feature gates: %s (the local stack turns on MultiClusterService, alpha in Karmada; --feature-gates=MultiClusterService=false turns it off).\n",
+		s.Plan.FeatureGates)
+	fmt.Fprintf(out, "MultiClusterServices of type LoadBalancer get addresses from %s (the local provider: nothing forwards to them).\n\n", localstack.MCSLoadBalancerPool)
 	fmt.Fprintf(out, "Use the control plane (context %s):\n", localstack.ControlPlaneContext)
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get ns\n", p.KarmadaKubeconfig())
 	fmt.Fprintf(out, "Use a member cluster (contexts")

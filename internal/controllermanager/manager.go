@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -35,6 +36,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
+	"github.com/flotilla-io/flotilla/internal/controller/multiclusterservice"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/serviceexport"
@@ -45,6 +47,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/features"
+	"github.com/flotilla-io/flotilla/internal/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
@@ -53,7 +56,8 @@ import (
 // Controller names accepted by Options.Controllers.
 var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
-	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName}
+	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
+	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -86,6 +90,10 @@ type Options struct {
 	// missed while the controller was down may be and still be made up at
 	// start-up (--cronfederatedhpa-missed-run-window); 0 makes up none.
 	CronFederatedHPAMissedRunWindow time.Duration
+	// MCSLoadBalancerPool is the address pool of the local load balancer
+	// provider of MultiClusterServices of type LoadBalancer (--mcs-lb-pool:
+	// a CIDR or a first-last range); "" configures no provider.
+	MCSLoadBalancerPool string
 	// Features are the feature gates (package features), set by
 	// --feature-gates; nil means every gate at its default.
 	Features featuregate.FeatureGate
@@ -128,7 +136,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log := klog.FromContext(ctx)
 	log.Info("Starting controller manager", "controllers", strings.Join(shared.enabledNames(), ","), "fastPaths", o.FastPaths.String(),
-		"preemption", features.Or(o.Features).Enabled(features.PropagationPolicyPreemption), "propagateDeps", features.Or(o.Features).Enabled(features.PropagateDeps))
+		"preemption", features.Or(o.Features).Enabled(features.PropagationPolicyPreemption), "propagateDeps", features.Or(o.Features).Enabled(features.PropagateDeps),
+		"multiClusterService", features.Or(o.Features).Enabled(features.MultiClusterService))
 	for _, b := range builders {
 		if !shared.on[b.name] {
 			continue
@@ -238,7 +247,7 @@ var builders = []builder{
 				MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}}}, nil
 	}},
 	{serviceexport.ControllerName, func(s *shared) ([]setup, error) {
-		return []setup{&serviceexport.Reconciler{Client: s.client, Members: s.members}}, nil
+		return []setup{s.collector()}, nil
 	}},
 	{endpointslice.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&endpointslice.Reconciler{Client: s.client}}, nil
@@ -247,6 +256,43 @@ var builders = []builder{
 		return []setup{&serviceimport.Reconciler{Client: s.client, Events: &eventrecord.Recorder{
 			Events: s.mgr.GetEventRecorderFor("service-import-controller"), Scheme: s.mgr.GetScheme()}}}, nil
 	}},
+	{multiclusterservice.ControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
+			return nil, nil // Karmada's gate: off, MultiClusterServices are only served
+		}
+		r := &multiclusterservice.Reconciler{Client: s.client, Templates: s.detector, Recorder: s.mgr.GetEventRecorderFor("multiclusterservice-controller"),
+			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor("multiclusterservice-controller"), Scheme: s.mgr.GetScheme()}}
+		if s.opts.MCSLoadBalancerPool != "" {
+			pool, err := loadbalancer.ParsePool(s.opts.MCSLoadBalancerPool)
+			if err != nil {
+				return nil, fmt.Errorf("--mcs-lb-pool: %w", err)
+			}
+			r.LoadBalancer = &loadbalancer.Local{Client: s.client, Pool: pool}
+		}
+		return []setup{r}, nil
+	}},
+	{serviceexport.CollectControllerName, func(s *shared) ([]setup, error) {
+		if s.on[serviceexport.ControllerName] {
+			return nil, nil // one collector does both (see shared.collector)
+		}
+		return []setup{s.collector()}, nil
+	}},
+	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
+			return nil, nil
+		}
+		return []setup{&multiclusterservice.Dispatcher{Client: s.client, Events: &eventrecord.Recorder{
+			Events: s.mgr.GetEventRecorderFor("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+	}},
+}
+
+// collector is the one EndpointSlice collector of the serviceExport and
+// endpointsliceCollect controllers: it collects for ServiceExports when the
+// first is on, and for MultiClusterServices when the second is (and their
+// gate).
+func (s *shared) collector() setup {
+	return &serviceexport.Reconciler{Client: s.client, Members: s.members, Exports: s.on[serviceexport.ControllerName],
+		MultiClusterServices: s.on[serviceexport.CollectControllerName] && features.Or(s.opts.Features).Enabled(features.MultiClusterService)}
 }
 
 // shared is what the controllers of one manager share.
@@ -275,6 +321,15 @@ func (s *shared) enabledNames() []string {
 	}
 	return names
 }
+
+// slicesRead selects the control-plane EndpointSlices the controllers read.
+var slicesRead = func() labels.Selector {
+	r, err := labels.NewRequirement(mcs.SliceManagedByLabel, selection.In, []string{mcs.ImportedSliceManager, loadbalancer.BackendsManager})
+	if err != nil {
+		panic(err) // constant input
+	}
+	return labels.NewSelector().Add(*r)
+}()
 
 // newManager builds the controller-runtime manager and what the controllers
 // share.
@@ -305,8 +360,8 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 				// Only member credentials are read; do not cache every Secret.
 				&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
 				// Only the slices imported from members (endpointSlice
-				// controller) are read.
-				&discoveryv1.EndpointSlice{}: {Label: labels.SelectorFromSet(labels.Set{mcs.SliceManagedByLabel: mcs.ImportedSliceManager})},
+				// controller) and a local load balancer's backends are read.
+				&discoveryv1.EndpointSlice{}: {Label: slicesRead},
 			}},
 	})
 	if err != nil {
@@ -325,6 +380,9 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	}
 	if err := binding.IndexBindingsByRequirer(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, nil, fmt.Errorf("index bindings by requirer: %w", err)
+	}
+	if err := mcs.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, nil, fmt.Errorf("index Works by MultiClusterService: %w", err)
 	}
 	c := mgr.GetClient()
 	s := &shared{opts: o, on: on, mgr: mgr, client: c, dynamic: dyn, members: &membercluster.Registry{Reader: c}}

@@ -24,12 +24,23 @@ const (
 	// default). Off, the dependencies distributor does not run and
 	// spec.propagateDeps is ignored.
 	PropagateDeps featuregate.Feature = "PropagateDeps"
+
+	// MultiClusterService lets a MultiClusterService (networking.karmada.io)
+	// act: type CrossCluster sends the Service of the same name to its
+	// provider and consumer clusters and the providers' endpoints to the
+	// consumers; type LoadBalancer gives it an address from the load
+	// balancer provider (Karmada's gate of the same name, alpha, off by
+	// default; `flotilla up` turns it on in the local stack). Off, the
+	// multiclusterservice and endpointsliceDispatch controllers do not run
+	// and endpointsliceCollect collects nothing for them.
+	MultiClusterService featuregate.Feature = "MultiClusterService"
 )
 
 // specs are the gates Flotilla knows, at Karmada's maturity and defaults.
 var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	PropagationPolicyPreemption: {Default: false, PreRelease: featuregate.Alpha},
 	PropagateDeps:               {Default: true, PreRelease: featuregate.Beta},
+	MultiClusterService:         {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

@@ -15,6 +15,9 @@ func TestDefaultsAreKarmadas(t *testing.T) {
 	if !g.Enabled(PropagateDeps) {
 		t.Error("PropagateDeps is off by default; Karmada has it on")
 	}
+	if g.Enabled(MultiClusterService) {
+		t.Error("MultiClusterService is on by default; Karmada has it off")
+	}
 	if Or(nil) != Defaults || Defaults.Enabled(PropagationPolicyPreemption) {
 		t.Error("Or(nil) is not the default gate")
 	}

@@ -84,12 +84,15 @@ func TestFeatureGatesGoToTheControllerManager(t *testing.T) {
 	args := p.ControllerManager.Args
 	gates := -1
 	for i, a := range args {
-		if a == "--feature-gates=PropagationPolicyPreemption=true" {
+		if a == "--feature-gates=MultiClusterService=true,PropagationPolicyPreemption=true" {
 			gates = i
 		}
 	}
 	if gates < 0 || args[len(args)-1] != "--feature-gates=PropagateDeps=false" {
-		t.Errorf("controller manager args %v: want the stack's --feature-gates, then the extra flags last", args)
+		t.Errorf("controller manager args %v: want the stack's --feature-gates (MultiClusterService on, then the user's), then the extra flags last", args)
+	}
+	if !slices.Contains(args, "--mcs-lb-pool="+MCSLoadBalancerPool) {
+		t.Errorf("controller manager args %v lack the local load balancer's pool", args)
 	}
 	for _, comp := range p.Components() {
 		for _, a := range comp.Args {

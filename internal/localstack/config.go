@@ -38,6 +38,25 @@ type Config struct {
 	FeatureGates string `json:"featureGates,omitempty"`
 }
 
+// StackFeatureGates are the gates the local stack turns on by default, ahead
+// of Config.FeatureGates (which can turn them off again): Karmada's alpha
+// MultiClusterService, so the seed's MultiClusterService examples act.
+const StackFeatureGates = "MultiClusterService=true"
+
+// MCSLoadBalancerPool is the address pool of the local stack's load
+// balancer provider (--mcs-lb-pool): addresses outside the members' pod
+// (10.0.0.0/16) and service ranges. Nothing forwards traffic to them.
+const MCSLoadBalancerPool = "10.255.0.0/24"
+
+// EffectiveFeatureGates is the --feature-gates value the stack's components
+// get: StackFeatureGates, then FeatureGates (later settings win).
+func (c *Config) EffectiveFeatureGates() string {
+	if c.FeatureGates == "" {
+		return StackFeatureGates
+	}
+	return StackFeatureGates + "," + c.FeatureGates
+}
+
 // MemberConfig is one simulated member cluster.
 type MemberConfig struct {
 	// Name is the cluster name, a DNS label such as "member1". It becomes the

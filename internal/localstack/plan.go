@@ -81,6 +81,9 @@ type Plan struct {
 	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
 	// (Config.NoAdmissionClaim).
 	NoAdmissionClaim bool
+	// FeatureGates is the --feature-gates value the stack's components get
+	// (Config.EffectiveFeatureGates).
+	FeatureGates string
 }
 
 // ControlPlane returns the control plane's cluster plan.
@@ -111,7 +114,7 @@ func (p *Plan) LogDir() string { return filepath.Join(p.DataDir, "logs") }
 // BuildPlan lays out the stack for cfg, taking ports from ports. It starts
 // nothing and touches no files, so it also serves `up --dry-run`.
 func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
-	p := &Plan{DataDir: cfg.DataDir, PKI: PKIPaths(cfg.DataDir), NoAdmissionClaim: cfg.NoAdmissionClaim}
+	p := &Plan{DataDir: cfg.DataDir, PKI: PKIPaths(cfg.DataDir), NoAdmissionClaim: cfg.NoAdmissionClaim, FeatureGates: cfg.EffectiveFeatureGates()}
 	p.KwokConfig = filepath.Join(cfg.DataDir, "kwok-stages.yaml")
 	cp, err := p.cluster(ControlPlaneName, nil, ports)
 	if err != nil {
@@ -128,9 +131,7 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		"--leader-elect=false",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
 	}
-	if cfg.FeatureGates != "" {
-		cmArgs = append(cmArgs, "--feature-gates="+cfg.FeatureGates)
-	}
+	cmArgs = append(cmArgs, "--feature-gates="+cfg.EffectiveFeatureGates(), "--mcs-lb-pool="+MCSLoadBalancerPool)
 	p.ControllerManager = Component{
 		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
 		// Extra flags last, so that they win.

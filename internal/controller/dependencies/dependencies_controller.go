@@ -25,7 +25,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +39,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -459,13 +457,7 @@ func (r *Reconciler) require(ctx context.Context, w *workv1alpha2.ResourceBindin
 // any of them overwrites (so an Overwrite migration takes over the
 // dependencies that already exist in the members), else Abort.
 func (r *Reconciler) desired(ctx context.Context, b, w *workv1alpha2.ResourceBinding, dt *unstructured.Unstructured, clusters []workv1alpha2.TargetCluster) {
-	entry := workv1alpha2.BindingSnapshot{Namespace: w.Namespace, Name: w.Name, Clusters: clusters}
-	i := slices.IndexFunc(b.Spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool { return s.Namespace == w.Namespace && s.Name == w.Name })
-	if i >= 0 {
-		b.Spec.RequiredBy[i] = entry
-	} else {
-		b.Spec.RequiredBy = append(b.Spec.RequiredBy, entry)
-	}
+	binding.SetRequirement(&b.Spec, workv1alpha2.BindingSnapshot{Namespace: w.Namespace, Name: w.Name, Clusters: clusters})
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
 	}
@@ -473,10 +465,7 @@ func (r *Reconciler) desired(ctx context.Context, b, w *workv1alpha2.ResourceBin
 	if policymatch.HasClaim(b.Labels) {
 		return // a policy claims the template: the detector writes the rest
 	}
-	b.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: dt.GetAPIVersion(), Kind: dt.GetKind(), Namespace: dt.GetNamespace(),
-		Name: dt.GetName(), UID: dt.GetUID(), ResourceVersion: dt.GetResourceVersion()}
-	b.OwnerReferences = []metav1.OwnerReference{{APIVersion: dt.GetAPIVersion(), Kind: dt.GetKind(), Name: dt.GetName(), UID: dt.GetUID(),
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	binding.PointAt(b, dt)
 	if binding.Attached(b) {
 		b.Spec.ConflictResolution = r.conflictResolution(ctx, b, w)
 	}
@@ -504,7 +493,9 @@ func (r *Reconciler) conflictResolution(ctx context.Context, b, w *workv1alpha2.
 // release removes workload binding w's entry from every dependency binding
 // that holds one, except those named in keep, and deletes an attached
 // binding that nothing requires any more (its template stays; the binding
-// controller removes its copies from the members).
+// controller removes its copies from the members). Entries this
+// controller did not write (a MultiClusterService's, on its Service's
+// binding: no depended-by label) are not its to remove.
 func (r *Reconciler) release(ctx context.Context, w types.NamespacedName, keep map[string]bool) error {
 	list := &workv1alpha2.ResourceBindingList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(w.Namespace), client.MatchingFields{binding.RequiredByIndex: w.Namespace + "/" + w.Name}); err != nil {
@@ -513,12 +504,10 @@ func (r *Reconciler) release(ctx context.Context, w types.NamespacedName, keep m
 	var errs []error
 	for i := range list.Items {
 		b := &list.Items[i]
-		if keep[b.Name] || !b.DeletionTimestamp.IsZero() {
+		if _, ours := b.Labels[binding.DependedByLabel(w.Namespace, w.Name)]; keep[b.Name] || !ours || !b.DeletionTimestamp.IsZero() {
 			continue
 		}
-		b.Spec.RequiredBy = slices.DeleteFunc(b.Spec.RequiredBy, func(s workv1alpha2.BindingSnapshot) bool {
-			return s.Namespace == w.Namespace && s.Name == w.Name
-		})
+		binding.DropRequirement(&b.Spec, w.Namespace, w.Name)
 		delete(b.Labels, binding.DependedByLabel(w.Namespace, w.Name))
 		done := r.Gate.Write()
 		var err error

@@ -1,0 +1,197 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMultiClusterServiceCrossCluster exposes a Service across clusters
+// with a MultiClusterService of type CrossCluster, in the seed's v1.7 form
+// (range.clusterNames), then in the later form (providerClusters,
+// consumerClusters), then with no lists, where a cluster that joins later
+// gets the Service and the endpoints. The Service's own policy keeps its
+// placement throughout; the MultiClusterService only adds clusters.
+func TestMultiClusterServiceCrossCluster(t *testing.T) {
+	s := startStack(t, 4)
+	// member4 joins later: take it out now, keeping its Cluster object.
+	clusterYAML := regexp.MustCompile(`(?m)^\s*(uid|resourceVersion|creationTimestamp|generation):.*\n`).ReplaceAllString(
+		s.kubectl("", "get", "cluster", "member4", "-o", "yaml"), "")
+	clusterYAML = clusterYAML[:strings.Index(clusterYAML, "\nstatus:")+1]
+	s.kubectl("", "delete", "cluster", "member4")
+	s.waitFor(t, "", "", "cluster", "member4", "-o", "name", "--ignore-not-found")
+
+	s.kubectl("", "create", "namespace", "xmcs")
+	s.mustApply(t, "", deploymentYAML("xmcs", "foo", 2, "nginx")+`---
+apiVersion: v1
+kind: Service
+metadata: {name: foo, namespace: xmcs}
+spec:
+  selector: {app: foo}
+  ports: [{port: 80}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: foo, namespace: xmcs}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: foo}
+  - {apiVersion: v1, kind: Service, name: foo}
+  placement:
+    clusterAffinity: {clusterNames: [member1]}
+`)
+	s.waitFor(t, "2", "member1", "deploy", "foo", "-n", "xmcs", "-o", "jsonpath={.status.readyReplicas}")
+	podIPs := func() []string {
+		ips := strings.Fields(s.get("member1", "pods", "-n", "xmcs", "-l", "app=foo", "-o", "jsonpath={.items[*].status.podIP}"))
+		slices.Sort(ips)
+		return ips
+	}
+	// dispatched lists the addresses member's slices from member1 hold.
+	dispatched := func(member string) []string {
+		ips := strings.Fields(s.get(member, "endpointslices", "-n", "xmcs", "-l",
+			"kubernetes.io/service-name=foo,endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io",
+			"-o", `jsonpath={range .items[?(@.metadata.annotations.endpointslice\.karmada\.io/provision-cluster=="member1")]}{.endpoints[*].addresses[*]} {end}`))
+		slices.Sort(ips)
+		return ips
+	}
+	sameBackends := func(what, member string, want int) {
+		t.Helper()
+		eventually(t, 2*time.Minute, what, func() (bool, string) {
+			pods, got := podIPs(), dispatched(member)
+			return len(pods) == want && slices.Equal(pods, got), "pods " + strings.Join(pods, ",") + "; " + member + " " + strings.Join(got, ",")
+		})
+	}
+	condition := func(typ string) string {
+		return s.get("", "mcs", "foo", "-n", "xmcs", "-o", `jsonpath={.status.conditions[?(@.type=="`+typ+`")].status}/{.status.conditions[?(@.type=="`+typ+`")].reason}`)
+	}
+	services := func() string {
+		var in []string
+		for _, m := range []string{"member1", "member2", "member3", "member4"} {
+			if s.get(m, "svc", "foo", "-n", "xmcs", "-o", "name") != "" {
+				in = append(in, m)
+			}
+		}
+		return strings.Join(in, ",")
+	}
+	waitServices := func(want string) {
+		t.Helper()
+		eventually(t, 2*time.Minute, "Service foo in "+want, func() (bool, string) { got := services(); return got == want, got })
+	}
+
+	// The seed's YAML as written, in namespace xmcs: exposed in member2;
+	// every cluster provides.
+	s.mustApply(t, "", `apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata:
+  name: foo
+  namespace: xmcs
+spec:
+  types:
+  - CrossCluster
+  range:
+    clusterNames:
+    - member2
+`)
+	sameBackends("member2 gets member1's 2 endpoints (v1.7 range.clusterNames)", "member2", 2)
+	waitServices("member1,member2,member3")
+	s.waitFor(t, "True/ServiceAppliedSucceed", "", "mcs", "foo", "-n", "xmcs", "-o",
+		`jsonpath={.status.conditions[?(@.type=="ServiceApplied")].status}/{.status.conditions[?(@.type=="ServiceApplied")].reason}`)
+	if got := condition("EndpointSliceDispatched"); got != "True/EndpointSliceDispatchedSucceed" {
+		t.Errorf("EndpointSliceDispatched = %q", got)
+	}
+	if got := dispatched("member3"); len(got) != 0 {
+		t.Errorf("member3 is no consumer but has slices %v", got)
+	}
+	// The Service's own policy is kept: its placement is member1's, the
+	// MultiClusterService's clusters are a requiredBy entry.
+	if got := s.get("", "rb", "foo-service", "-n", "xmcs", "-o", "jsonpath={.spec.placement.clusterAffinity.clusterNames[*]}/{.spec.requiredBy[*].name}"); got != "member1/foo-multiclusterservice" {
+		t.Errorf("the Service's binding: placement/requiredBy = %q", got)
+	}
+
+	// The later form: provider member1, consumer member3.
+	s.kubectl("", "delete", "mcs", "foo", "-n", "xmcs")
+	s.mustApply(t, "", `apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: foo, namespace: xmcs}
+spec:
+  types: [CrossCluster]
+  providerClusters: [{name: member1}]
+  consumerClusters: [{name: member3}]
+`)
+	sameBackends("member3 gets member1's endpoints (providerClusters/consumerClusters)", "member3", 2)
+	waitServices("member1,member3")
+	eventually(t, time.Minute, "member2's slices withdrawn", func() (bool, string) {
+		got := dispatched("member2")
+		return len(got) == 0, strings.Join(got, ",")
+	})
+
+	// An unknown cluster is a condition, not a refusal.
+	s.mustApply(t, "", `apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: foo, namespace: xmcs}
+spec:
+  types: [CrossCluster]
+  providerClusters: [{name: member1}]
+  consumerClusters: [{name: member3}, {name: member9}]
+`)
+	s.waitFor(t, "False/ServiceAppliedFailed", "", "mcs", "foo", "-n", "xmcs", "-o",
+		`jsonpath={.status.conditions[?(@.type=="ServiceApplied")].status}/{.status.conditions[?(@.type=="ServiceApplied")].reason}`)
+	if msg := s.get("", "mcs", "foo", "-n", "xmcs", "-o", `jsonpath={.status.conditions[?(@.type=="ServiceApplied")].message}`); !strings.Contains(msg, "member9") {
+		t.Errorf("ServiceApplied message does not name member9: %q", msg)
+	}
+	if ev := s.get("", "events", "-n", "xmcs", "--field-selector", "reason=ClusterNotFound", "-o", "name"); ev == "" {
+		t.Error("no ClusterNotFound event")
+	}
+	sameBackends("member3 keeps member1's endpoints", "member3", 2)
+
+	// No lists: every cluster provides and consumes, including member4,
+	// which joins now.
+	s.mustApply(t, "", `apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: foo, namespace: xmcs}
+spec:
+  types: [CrossCluster]
+`)
+	sameBackends("member2 gets member1's endpoints (no lists)", "member2", 2)
+	sameBackends("member3 gets member1's endpoints (no lists)", "member3", 2)
+	waitServices("member1,member2,member3")
+	if got := dispatched("member1"); len(got) != 0 {
+		t.Errorf("member1 got its own endpoints back: %v", got)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "member4-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(clusterYAML); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	kc, ctx := s.kubeconfig("")
+	if out, err := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "create", "-f", f.Name()).CombinedOutput(); err != nil {
+		t.Fatalf("join member4 again: %v\n%s\n%s", err, out, clusterYAML)
+	}
+	waitServices("member1,member2,member3,member4")
+	sameBackends("member4, joined later, gets member1's endpoints", "member4", 2)
+
+	// Endpoints follow a scale-up.
+	s.kubectl("", "scale", "deploy", "foo", "-n", "xmcs", "--replicas=3")
+	sameBackends("member2 follows the scale-up", "member2", 3)
+	sameBackends("member4 follows the scale-up", "member4", 3)
+
+	// Deleting the MultiClusterService withdraws the slices and the
+	// clusters it added; the Service stays where its policy puts it.
+	s.kubectl("", "delete", "mcs", "foo", "-n", "xmcs")
+	waitServices("member1")
+	for _, m := range []string{"member2", "member3", "member4"} {
+		if got := dispatched(m); len(got) != 0 {
+			t.Errorf("%s keeps slices %v after the MultiClusterService is gone", m, got)
+		}
+	}
+	if got := s.get("", "work", "-A", "-l", "multiclusterservice.karmada.io/name=foo", "-o", "name"); got != "" {
+		t.Errorf("Works left after the MultiClusterService is gone:\n%s", got)
+	}
+}
