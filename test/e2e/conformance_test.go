@@ -189,6 +189,13 @@ spec:
   metrics:
   - type: Prometheus
 `, "spec.metrics"},
+			"MultiClusterService with a port out of range": {`apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: bad-port, namespace: default}
+spec:
+  types: [LoadBalancer]
+  ports: [{port: 70000}]
+`, "spec.ports[0].port"},
 			"FederatedHPA with minReplicas above maxReplicas": {`apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
 metadata: {name: bad-fhpa-bounds, namespace: default}

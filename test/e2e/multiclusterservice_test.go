@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -182,6 +183,36 @@ spec:
 	sameBackends("member2 follows the scale-up", "member2", 3)
 	sameBackends("member4 follows the scale-up", "member4", 3)
 
+	// A controller-manager restart withdraws and duplicates nothing: the
+	// consumers keep the same slices, with the 3 backends, throughout.
+	uids := s.get("member2", "endpointslices", "-n", "xmcs", "-l", "endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io", "-o", "jsonpath={.items[*].metadata.uid}")
+	pid := s.controllerManagerPID()
+	if pid == 0 {
+		t.Fatal("no controller-manager process found")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Time{}
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if got := dispatched("member2"); len(got) != 3 {
+			t.Fatalf("during the restart member2's slices list %v, want the 3 backends throughout", got)
+		}
+		if restarted.IsZero() {
+			if p := s.controllerManagerPID(); p != 0 && p != pid {
+				restarted = time.Now()
+			}
+		} else if time.Since(restarted) > 15*time.Second {
+			break
+		}
+	}
+	if restarted.IsZero() {
+		t.Fatal("flotilla up did not restart the controller manager")
+	}
+	if got := s.get("member2", "endpointslices", "-n", "xmcs", "-l", "endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io", "-o", "jsonpath={.items[*].metadata.uid}"); got != uids {
+		t.Errorf("member2's slices were replaced across the restart: %q, then %q", uids, got)
+	}
+
 	// Deleting the MultiClusterService withdraws the slices and the
 	// clusters it added; the Service stays where its policy puts it.
 	s.kubectl("", "delete", "mcs", "foo", "-n", "xmcs")
@@ -194,4 +225,83 @@ spec:
 	if got := s.get("", "work", "-A", "-l", "multiclusterservice.karmada.io/name=foo", "-o", "name"); got != "" {
 		t.Errorf("Works left after the MultiClusterService is gone:\n%s", got)
 	}
+}
+
+// TestMultiClusterServiceLoadBalancer applies the seed's LoadBalancer
+// MultiClusterService as written: it gets an address from the local
+// provider's pool, its backends list every ready pod of the Service's
+// clusters and follow a scale-up, and deleting it releases the address
+// (the next one gets it).
+func TestMultiClusterServiceLoadBalancer(t *testing.T) {
+	s := startStack(t, 2)
+	s.mustApply(t, "", deploymentYAML("default", "foo", 4, "nginx")+`---
+apiVersion: v1
+kind: Service
+metadata: {name: foo, namespace: default}
+spec:
+  selector: {app: foo}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: foo, namespace: default}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: foo}
+  - {apiVersion: v1, kind: Service, name: foo}
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling: {replicaSchedulingType: Divided}
+`)
+	seedLB := `apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata:
+  name: foo
+spec:
+   ports:
+   - port: 80
+   types:
+   - LoadBalancer
+`
+	s.mustApply(t, "", seedLB)
+	s.waitFor(t, "10.255.0.1", "", "mcs", "foo", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
+
+	backends := func(member string) string {
+		return s.get("", "endpointslices", "-l", "multiclusterservice.karmada.io/name=foo,loadbalancer.flotilla.io/cluster="+member,
+			"-o", "jsonpath={.items[*].endpoints[*].addresses[*]}:{.items[*].ports[*].port}")
+	}
+	pods := func(member string) string {
+		ips := strings.Fields(s.get(member, "pods", "-l", "app=foo", "--field-selector", "status.phase=Running", "-o", "jsonpath={.items[*].status.podIP}"))
+		slices.Sort(ips)
+		return strings.Join(ips, " ") + ":8080"
+	}
+	follow := func(what string, replicas int) {
+		t.Helper()
+		eventually(t, 2*time.Minute, what, func() (bool, string) {
+			var got, want []string
+			n := 0
+			for _, m := range []string{"member1", "member2"} {
+				got, want = append(got, backends(m)), append(want, pods(m))
+				n += len(strings.Fields(strings.TrimSuffix(pods(m), ":8080")))
+			}
+			return n == replicas && slices.Equal(got, want), "backends " + strings.Join(got, " | ") + "; pods " + strings.Join(want, " | ")
+		})
+	}
+	follow("the backends list the 4 pods of member1 and member2, on the target port", 4)
+	s.kubectl("", "scale", "deploy", "foo", "--replicas=6")
+	follow("the backends follow the scale-up to 6", 6)
+	if ev := s.get("", "events", "--field-selector", "involvedObject.name=foo,reason=MCSLoadBalance,type=Normal", "-o", "name"); ev == "" {
+		t.Error("no MCSLoadBalance event")
+	}
+
+	// Deleting it releases the address and its backend slices; the next
+	// MultiClusterService gets the same address.
+	s.kubectl("", "delete", "mcs", "foo")
+	s.waitFor(t, "", "", "endpointslices", "-l", "multiclusterservice.karmada.io/name=foo", "-o", "name")
+	s.mustApply(t, "", strings.Replace(seedLB, "name: foo", "name: bar", 1))
+	s.waitFor(t, "10.255.0.1", "", "mcs", "bar", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
+	s.mustApply(t, "", strings.Replace(seedLB, "name: foo", "name: baz", 1))
+	s.waitFor(t, "10.255.0.2", "", "mcs", "baz", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
+	// bar exposes no propagated Service: a warning says so.
+	s.waitFor(t, "MCSLoadBalance", "", "events", "--field-selector", "involvedObject.name=bar,type=Warning", "-o", "jsonpath={.items[0].reason}")
 }
