@@ -37,7 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,7 +46,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -92,8 +90,8 @@ type Reconciler struct {
 	requirers map[dependencyKey]map[types.NamespacedName]bool
 	// refs is the inverse: what each workload binding was last found to
 	// refer to.
-	refs  map[types.NamespacedName][]dependencyKey
-	queue workqueue.TypedRateLimitingInterface[ctrl.Request]
+	refs map[types.NamespacedName][]dependencyKey
+	feed reconcilequeue.Feed
 }
 
 // dependencyKey names a dependency template (group, kind, namespace,
@@ -132,12 +130,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.Templates.Subscribe(r.templateChanged)
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(selfAndRequirers), builder.WithPredicates(bindingChanged)).
-		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[ctrl.Request]) error {
-			r.mu.Lock()
-			r.queue = q
-			r.mu.Unlock()
-			return nil
-		})).
+		WatchesRawSource(r.feed.Source()).
 		WithOptions(reconcilequeue.Options(4)).
 		Complete(r)
 }
@@ -161,14 +154,11 @@ func (r *Reconciler) templateChanged(gvk schema.GroupVersionKind, namespace, nam
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.queue == nil {
-		return
-	}
 	exact := dependencyKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}
 	anyOfKind := dependencyKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace}
 	for _, k := range []dependencyKey{exact, anyOfKind} {
 		for w := range r.requirers[k] {
-			r.queue.Add(ctrl.Request{NamespacedName: w})
+			r.feed.Add(ctrl.Request{NamespacedName: w})
 		}
 	}
 }

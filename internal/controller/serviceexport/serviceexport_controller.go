@@ -42,14 +42,12 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
@@ -85,7 +83,7 @@ type Reconciler struct {
 
 	mu      sync.Mutex
 	watches map[string]*memberWatch
-	queue   workqueue.TypedRateLimitingInterface[ctrl.Request]
+	feed    reconcilequeue.Feed
 }
 
 // memberWatch is the informers of one member. exports is nil where
@@ -128,12 +126,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			return workKeys(o)
 		}), builder.WithPredicates(ours)).
-		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[ctrl.Request]) error {
-			r.mu.Lock()
-			r.queue = q
-			r.mu.Unlock()
-			return nil
-		})).
+		WatchesRawSource(r.feed.Source()).
 		WithOptions(reconcilequeue.Options(4)).
 		Complete(r)
 }
@@ -156,14 +149,7 @@ func exportKey(cluster, namespace, service string) ctrl.Request {
 	return ctrl.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: cluster + "/" + service}}
 }
 
-func (r *Reconciler) enqueue(req ctrl.Request) {
-	r.mu.Lock()
-	q := r.queue
-	r.mu.Unlock()
-	if q != nil {
-		q.Add(req)
-	}
-}
+func (r *Reconciler) enqueue(req ctrl.Request) { r.feed.Add(req) }
 
 // Reconcile dispatches on the request's shape.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
