@@ -205,6 +205,7 @@ func startHarness(b *testing.B, extra ...string) *harness {
 		args = append(args, "--node-pods", "600")
 	}
 	args = append(args, extra...)
+	args = append(args, strings.Fields(os.Getenv("BENCH_UP_ARGS"))...)
 	if addr := os.Getenv("BENCH_PPROF"); addr != "" {
 		args = append(args, "--controller-manager-arg=--profiling-bind-address="+addr)
 	}
