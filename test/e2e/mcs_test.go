@@ -1,9 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -95,29 +95,12 @@ spec:
 	// withdrew exported endpoints when it restarted before its member caches
 	// had synced).
 	uids := s.get("member3", "endpointslices", "-n", "mcs", "-l", "kubernetes.io/service-name=derived-serve", "-o", "jsonpath={.items[*].metadata.uid}")
-	pid := s.controllerManagerPID()
-	if pid == 0 {
-		t.Fatal("no controller-manager process found")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	restarted := time.Time{}
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	s.killControllerManager(t, func() string {
 		if got := imported(); len(got) != 6 {
-			t.Fatalf("during the restart member3's slices list %d backends (%v), want the 6 throughout", len(got), got)
+			return fmt.Sprintf("member3's slices list %d backends (%v), want the 6 throughout", len(got), got)
 		}
-		if restarted.IsZero() {
-			if p := s.controllerManagerPID(); p != 0 && p != pid {
-				restarted = time.Now()
-			}
-		} else if time.Since(restarted) > 15*time.Second {
-			break // the new controller manager has had time to sync and act
-		}
-	}
-	if restarted.IsZero() {
-		t.Fatal("flotilla up did not restart the controller manager")
-	}
+		return ""
+	})
 	if got := s.get("member3", "endpointslices", "-n", "mcs", "-l", "kubernetes.io/service-name=derived-serve", "-o", "jsonpath={.items[*].metadata.uid}"); got != uids {
 		t.Errorf("member3's slices were replaced across the restart: %q, then %q", uids, got)
 	}

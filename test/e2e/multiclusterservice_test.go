@@ -1,12 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -187,29 +187,12 @@ spec:
 	// A controller-manager restart withdraws and duplicates nothing: the
 	// consumers keep the same slices, with the 3 backends, throughout.
 	uids := s.get("member2", "endpointslices", "-n", "xmcs", "-l", "endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io", "-o", "jsonpath={.items[*].metadata.uid}")
-	pid := s.controllerManagerPID()
-	if pid == 0 {
-		t.Fatal("no controller-manager process found")
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	restarted := time.Time{}
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	s.killControllerManager(t, func() string {
 		if got := dispatched("member2"); len(got) != 3 {
-			t.Fatalf("during the restart member2's slices list %v, want the 3 backends throughout", got)
+			return fmt.Sprintf("member2's slices list %v, want the 3 backends throughout", got)
 		}
-		if restarted.IsZero() {
-			if p := s.controllerManagerPID(); p != 0 && p != pid {
-				restarted = time.Now()
-			}
-		} else if time.Since(restarted) > 15*time.Second {
-			break
-		}
-	}
-	if restarted.IsZero() {
-		t.Fatal("flotilla up did not restart the controller manager")
-	}
+		return ""
+	})
 	if got := s.get("member2", "endpointslices", "-n", "xmcs", "-l", "endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io", "-o", "jsonpath={.items[*].metadata.uid}"); got != uids {
 		t.Errorf("member2's slices were replaced across the restart: %q, then %q", uids, got)
 	}

@@ -390,6 +390,37 @@ func (s *stack) controllerManagerPID() int {
 	return 0
 }
 
+// killControllerManager SIGKILLs the stack's controller manager and,
+// until 15 s after `flotilla up` has restarted it, calls check every
+// 200 ms: a non-empty answer fails the test with it (what must hold
+// throughout the restart).
+func (s *stack) killControllerManager(t *testing.T, check func() string) {
+	t.Helper()
+	pid := s.controllerManagerPID()
+	if pid == 0 {
+		t.Fatal("no controller-manager process found")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Time{}
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if msg := check(); msg != "" {
+			t.Fatalf("during the controller-manager restart: %s", msg)
+		}
+		if restarted.IsZero() {
+			if p := s.controllerManagerPID(); p != 0 && p != pid {
+				restarted = time.Now()
+			}
+		} else if time.Since(restarted) > 15*time.Second {
+			return // the new controller manager has had time to sync and act
+		}
+	}
+	if restarted.IsZero() {
+		t.Fatal("flotilla up did not restart the controller manager")
+	}
+}
+
 func TestKillDuringPropagation(t *testing.T) {
 	s := startStack(t, 2)
 	const n = 200

@@ -65,13 +65,7 @@ var dispatchSlices = eventrecord.Operation{Succeed: events.DispatchEndpointSlice
 func (d *Dispatcher) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(DispatchControllerName).
 		For(&networkingv1alpha1.MultiClusterService{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
-			if mcs.RoleOf(o) == mcs.Marker {
-				return nil
-			}
-			l := o.GetLabels()
-			return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: l[mcs.MCSNamespaceLabel], Name: l[mcs.MCSNameLabel]}}}
-		}), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[mcs.MCSNameLabel] != "" }))).
+		Watches(&workv1alpha1.Work{}, worksOf(mcs.Collected, mcs.Dispatched), labelled).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allOf(mgr.GetClient())), builder.WithPredicates(clusterSetChanged())).
 		WithOptions(reconcilequeue.Options(4)).
 		Complete(d)

@@ -120,16 +120,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: res.Name}}}
 		})).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
-			if mcs.RoleOf(o) == mcs.Dispatched {
-				return nil
-			}
-			l := o.GetLabels()
-			return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: l[mcs.MCSNamespaceLabel], Name: l[mcs.MCSNameLabel]}}}
-		}), builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[mcs.MCSNameLabel] != "" }))).
+		Watches(&workv1alpha1.Work{}, worksOf(mcs.Marker, mcs.Collected), labelled).
 		WatchesRawSource(r.feed.Source()).
 		WithOptions(reconcilequeue.Options(4)).
 		Complete(r)
+}
+
+// labelled passes the Works that carry a MultiClusterService's labels.
+var labelled = builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetLabels()[mcs.MCSNameLabel] != "" }))
+
+// worksOf maps the Works of the given roles to their MultiClusterService.
+func worksOf(roles ...mcs.Role) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
+		if !slices.Contains(roles, mcs.RoleOf(o)) {
+			return nil
+		}
+		l := o.GetLabels()
+		return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: l[mcs.MCSNamespaceLabel], Name: l[mcs.MCSNameLabel]}}}
+	})
 }
 
 // specOrLifecycleChanged passes creations, deletions and updates of the
