@@ -65,7 +65,7 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 		"controller-manager": {"cluster-status-update-frequency", "context", "controllers", "cronfederatedhpa-missed-run-window",
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
 			"feature-gates", "health-probe-bind-address", "kubeconfig",
-			"leader-elect", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
+			"leader-elect", "mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {
