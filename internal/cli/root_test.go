@@ -97,7 +97,7 @@ func TestFeatureGates(t *testing.T) {
 	if code := execute(root, []string{"up", "--dry-run", "--members", "1", "--data-dir", t.TempDir(), "--feature-gates=PropagationPolicyPreemption=true"}, &stderr); code != 0 {
 		t.Fatalf("up --dry-run --feature-gates: exit code %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(out.String(), "--feature-gates=PropagationPolicyPreemption=true") {
+	if !strings.Contains(out.String(), "--feature-gates=MultiClusterService=true,PropagationPolicyPreemption=true") {
 		t.Errorf("the dry run does not pass the gates to the controller manager:\n%s", out.String())
 	}
 }
