@@ -197,8 +197,33 @@ spec:
 		t.Errorf("member2's slices were replaced across the restart: %q, then %q", uids, got)
 	}
 
+	// The Service is exported from member1 too: its slice there is one
+	// Work with two owners.
+	s.mustApply(t, "", `apiVersion: multicluster.x-k8s.io/v1alpha1
+kind: ServiceExport
+metadata: {name: foo, namespace: xmcs}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: foo-export, namespace: xmcs}
+spec:
+  resourceSelectors: [{apiVersion: multicluster.x-k8s.io/v1alpha1, kind: ServiceExport, name: foo}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`)
+	collectedBy := func() string {
+		return s.get("", "work", "-n", "karmada-es-member1", "-l", "endpointslice.karmada.io/managed-by", "-o",
+			`jsonpath={range .items[*]}{.metadata.labels.endpointslice\.karmada\.io/managed-by} {end}`)
+	}
+	s.waitFor(t, "MultiClusterService.ServiceExport", "", "work", "-n", "karmada-es-member1", "-l", "endpointslice.karmada.io/managed-by", "-o",
+		`jsonpath={range .items[*]}{.metadata.labels.endpointslice\.karmada\.io/managed-by}{end}`)
+	eventually(t, time.Minute, "member1's slice imported for the export", func() (bool, string) {
+		got := s.get("", "endpointslices", "-n", "xmcs", "-l", "kubernetes.io/service-name=derived-foo", "-o", "name")
+		return strings.HasPrefix(got, "endpointslice.discovery.k8s.io/imported-member1-"), got
+	})
+
 	// Deleting the MultiClusterService withdraws the slices and the
-	// clusters it added; the Service stays where its policy puts it.
+	// clusters it added; the Service stays where its policy puts it, and
+	// the export keeps its Work.
 	s.kubectl("", "delete", "mcs", "foo", "-n", "xmcs")
 	waitServices("member1")
 	for _, m := range []string{"member2", "member3", "member4"} {
@@ -209,6 +234,13 @@ spec:
 	if got := s.get("", "work", "-A", "-l", "multiclusterservice.karmada.io/name=foo", "-o", "name"); got != "" {
 		t.Errorf("Works left after the MultiClusterService is gone:\n%s", got)
 	}
+	if got := collectedBy(); strings.TrimSpace(got) != "ServiceExport" {
+		t.Errorf("member1's collected slice is managed by %q after the MultiClusterService went, want ServiceExport", got)
+	}
+	// Deleting the export too leaves nothing behind.
+	s.kubectl("", "delete", "serviceexport", "foo", "-n", "xmcs")
+	s.waitFor(t, "", "", "work", "-A", "-l", "endpointslice.karmada.io/managed-by", "-o", "name")
+	s.waitFor(t, "", "", "endpointslices", "-n", "xmcs", "-l", "kubernetes.io/service-name=derived-foo", "-o", "name")
 }
 
 // TestMultiClusterServiceLoadBalancer applies the seed's LoadBalancer
