@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -196,6 +197,33 @@ spec:
 	if got := s.get("member2", "endpointslices", "-n", "xmcs", "-l", "endpointslice.kubernetes.io/managed-by=endpointslice-dispatch-controller.karmada.io", "-o", "jsonpath={.items[*].metadata.uid}"); got != uids {
 		t.Errorf("member2's slices were replaced across the restart: %q, then %q", uids, got)
 	}
+
+	// While member1, the provider, is NotReady (its API server frozen),
+	// the consumers keep its endpoints.
+	pid := s.apiServerPID("member1")
+	if pid == 0 {
+		t.Fatal("no kube-apiserver process for member1")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			thawed = true
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	defer thaw()
+	s.waitFor(t, "False", "", "cluster", "member1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+		if got := dispatched("member2"); len(got) != 3 {
+			t.Fatalf("while member1 is NotReady, member2 lists %v from it, want its 3 last known backends", got)
+		}
+	}
+	thaw()
+	s.waitFor(t, "True", "", "cluster", "member1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	sameBackends("member2 still lists member1's pods once it is back", "member2", 3)
 
 	// The Service is exported from member1 too: its slice there is one
 	// Work with two owners.

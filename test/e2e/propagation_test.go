@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -382,6 +383,25 @@ func (s *stack) controllerManagerPID() int {
 		}
 		args := strings.Split(string(cmdline), "\x00")
 		if len(args) > 2 && args[1] == "controller-manager" && strings.Contains(string(cmdline), s.dataDir) {
+			var pid int
+			fmt.Sscan(e.Name(), &pid)
+			return pid
+		}
+	}
+	return 0
+}
+
+// apiServerPID finds the kube-apiserver process of one cluster of the stack
+// ("control-plane" or a member's name); 0 if none runs.
+func (s *stack) apiServerPID(cluster string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), s.dataDir) {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 2 && args[1] == "component" && args[2] == "kube-apiserver" && slices.Contains(args, "--etcd-name="+cluster) {
 			var pid int
 			fmt.Sscan(e.Name(), &pid)
 			return pid
