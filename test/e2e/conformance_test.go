@@ -196,6 +196,20 @@ spec:
   types: [LoadBalancer]
   ports: [{port: 70000}]
 `, "spec.ports[0].port"},
+			"MultiClusterService with a cluster name that is not a DNS label": {`apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: bad-cluster, namespace: default}
+spec:
+  types: [CrossCluster]
+  consumerClusters: [{name: Member_1}]
+`, "spec.consumerClusters[0].name"},
+			"MultiClusterService with a v1.7 cluster name that is not a DNS label": {`apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterService
+metadata: {name: bad-range, namespace: default}
+spec:
+  types: [CrossCluster]
+  range: {clusterNames: [a.b]}
+`, "spec.range.clusterNames[0]"},
 			"FederatedHPA with minReplicas above maxReplicas": {`apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
 metadata: {name: bad-fhpa-bounds, namespace: default}

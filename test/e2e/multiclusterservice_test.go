@@ -346,6 +346,9 @@ spec:
 	s.waitFor(t, "10.255.0.1", "", "mcs", "bar", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
 	s.mustApply(t, "", strings.Replace(seedLB, "name: foo", "name: baz", 1))
 	s.waitFor(t, "10.255.0.2", "", "mcs", "baz", "-o", "jsonpath={.status.loadBalancer.ingress[*].ip}")
-	// bar exposes no propagated Service: a warning says so.
+	// bar exposes a Service that does not exist: a warning says so.
 	s.waitFor(t, "MCSLoadBalance", "", "events", "--field-selector", "involvedObject.name=bar,type=Warning", "-o", "jsonpath={.items[0].reason}")
+	if msg := s.get("", "events", "--field-selector", "involvedObject.name=bar,type=Warning", "-o", "jsonpath={.items[0].message}"); !strings.Contains(msg, "Service default/bar does not exist") {
+		t.Errorf("the warning does not say the Service is missing: %q", msg)
+	}
 }

@@ -49,11 +49,15 @@ type MultiClusterServiceSpec struct {
 
 	// ServiceProvisionClusters are the clusters that provide backends.
 	// Deprecated: use ProviderClusters.
+	// +kubebuilder:validation:items:MaxLength=48
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	ServiceProvisionClusters []string `json:"serviceProvisionClusters,omitempty"`
 
 	// ServiceConsumptionClusters are the clusters the Service is exposed in.
 	// Deprecated: use ConsumerClusters.
+	// +kubebuilder:validation:items:MaxLength=48
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	ServiceConsumptionClusters []string `json:"serviceConsumptionClusters,omitempty"`
 
@@ -98,13 +102,18 @@ type ExposurePort struct {
 // ExposureRange is the Karmada v1.7 way to limit CrossCluster exposure.
 type ExposureRange struct {
 	// ClusterNames are the clusters the Service is exposed in; empty means all.
+	// +kubebuilder:validation:items:MaxLength=48
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +optional
 	ClusterNames []string `json:"clusterNames,omitempty"`
 }
 
 // ClusterSelector names one member cluster.
 type ClusterSelector struct {
-	// Name of the member cluster.
+	// Name of the member cluster: a Cluster's name, a DNS-1123 label of at most 48
+	// characters (as Karmada's webhook checks).
+	// +kubebuilder:validation:MaxLength=48
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +required
 	Name string `json:"name"`
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +83,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	active := err == nil && m.DeletionTimestamp.IsZero() && mcs.Has(m, networkingv1alpha1.ExposureTypeCrossCluster)
 	desired := map[types.NamespacedName]*workv1alpha1.Work{}
 	var consumers []string
+	collectedAny := false
 	if active {
 		clusters, err := clusterNames(ctx, d.Client)
 		if err != nil {
@@ -96,6 +98,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if !w.DeletionTimestamp.IsZero() {
 				continue
 			}
+			collectedAny = true
 			for _, dw := range dispatched(w, m, consumers) {
 				desired[client.ObjectKeyFromObject(dw)] = dw
 			}
@@ -138,13 +141,21 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	outcome := errors.Join(errs...)
+	if outcome == nil && active {
+		outcome = d.unapplied(ctx, m, existing, collectedAny)
+	}
 	if active && !errors.Is(outcome, errRetry) && !apierrors.IsConflict(outcome) && !apierrors.IsAlreadyExists(outcome) {
 		cond := metav1.Condition{Type: networkingv1alpha1.EndpointSliceDispatched, Status: metav1.ConditionTrue,
 			Reason: events.EndpointSliceDispatchedSucceed, Message: "EndpointSlices are dispatched to " + orNone(consumers) + "."}
 		if outcome != nil {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, events.EndpointSliceDispatchedFailed, outcome.Error()
 		}
-		d.Events.Outcome(dispatchSlices, outcome, "EndpointSlices are dispatched successfully.", m)
+		if _, waiting := outcome.(notCollected); !waiting {
+			// (Not yet collected is the usual state of a new
+			// MultiClusterService for a moment: the condition says it, no
+			// Warning.)
+			d.Events.Outcome(dispatchSlices, outcome, "EndpointSlices are dispatched successfully.", m)
+		}
 		if err := mcs.UpdateStatus(ctx, d.Client, req.NamespacedName, func(s *corev1.ServiceStatus) {
 			meta.SetStatusCondition(&s.Conditions, cond)
 		}); err != nil {
@@ -152,6 +163,42 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return result(errors.Join(errs...))
+}
+
+// notCollected: no provider slice to dispatch yet.
+type notCollected string
+
+func (e notCollected) Error() string { return string(e) }
+
+// unapplied reports what is not dispatched yet although nothing failed
+// here: no slice collected from any provider (the Service is missing or
+// not propagated there yet), or dispatched Works a consumer has not applied
+// (the execution controller's Applied condition False: a consumer that
+// cannot be reached, for one).
+func (d *Dispatcher) unapplied(ctx context.Context, m *networkingv1alpha1.MultiClusterService, existing []*workv1alpha1.Work, collectedAny bool) error {
+	if !collectedAny {
+		clusters, err := clusterNames(ctx, d.Client)
+		if err != nil {
+			return err
+		}
+		providers, _ := mcs.Providers(m, clusters)
+		return notCollected(fmt.Sprintf("no EndpointSlice of Service %s/%s has been collected from the providers (%s) yet: the Service must exist on the control plane and be running there",
+			m.Namespace, m.Name, orNone(providers)))
+	}
+	failed := map[string]string{}
+	for _, w := range existing {
+		if c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied); c != nil && c.Status == metav1.ConditionFalse {
+			failed[strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix)] = c.Message
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(failed)) {
+		parts = append(parts, c+": "+failed[c])
+	}
+	return fmt.Errorf("EndpointSlices not applied in %s", strings.Join(parts, "; "))
 }
 
 // dispatched are the Works that send collected Work w's slice to each

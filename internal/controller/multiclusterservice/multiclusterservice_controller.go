@@ -41,6 +41,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -529,10 +530,13 @@ func (r *Reconciler) loadBalance(ctx context.Context, m *networkingv1alpha1.Mult
 	if err != nil {
 		return err
 	}
-	var outcome error
-	msg := fmt.Sprintf("Load balancer %s balances over the pods of Service %s/%s in %s.", addresses(st), m.Namespace, m.Name, orNone(clusters))
-	if len(clusters) == 0 {
-		outcome = fmt.Errorf("load balancer %s has no backends: Service %s/%s is not propagated to any cluster; give it a PropagationPolicy", addresses(st), m.Namespace, m.Name)
+	msg := fmt.Sprintf("Load balancer %s is set up by the %s provider.", addresses(st), r.LoadBalancer.Name())
+	if r.LoadBalancer.Name() == loadbalancer.LocalName {
+		msg += fmt.Sprintf(" Its backends: kubectl get endpointslices -n %s -l %s=%s", m.Namespace, mcs.MCSNameLabel, m.Name)
+	}
+	outcome, err := r.checkService(m, addresses(st), len(clusters) > 0)
+	if err != nil {
+		return err
 	}
 	err = mcs.UpdateStatus(ctx, r.Client, client.ObjectKeyFromObject(m), func(s *corev1.ServiceStatus) { s.LoadBalancer = *st })
 	if err != nil {
@@ -543,6 +547,41 @@ func (r *Reconciler) loadBalance(ctx context.Context, m *networkingv1alpha1.Mult
 	}
 	r.Events.Outcome(loadBalancer, outcome, msg, m)
 	return err
+}
+
+// checkService says what keeps the load balancer of m (at address) from
+// balancing over the Service it names: a Service that does not exist, one
+// propagated to no cluster, or spec.ports that are not the Service's. The
+// problem is reported as a Warning; err (reading the template) is retried.
+func (r *Reconciler) checkService(m *networkingv1alpha1.MultiClusterService, address string, propagated bool) (problem, err error) {
+	svc, found, err := r.Templates.Template(mcs.ServiceGVK, m.Namespace, m.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return fmt.Errorf("load balancer %s has no backends: Service %s/%s does not exist on the control plane; create it and propagate it "+
+			"(a MultiClusterService of type LoadBalancer balances over the pods of the Service of the same name)", address, m.Namespace, m.Name), nil
+	}
+	if !propagated {
+		return fmt.Errorf("load balancer %s has no backends: Service %s/%s is not propagated to any cluster; give it a PropagationPolicy", address, m.Namespace, m.Name), nil
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	var have, missing []string
+	for _, p := range ports {
+		if n, ok, _ := unstructured.NestedInt64(p.(map[string]any), "port"); ok {
+			have = append(have, fmt.Sprint(n))
+		}
+	}
+	for _, p := range m.Spec.Ports {
+		if !slices.Contains(have, fmt.Sprint(p.Port)) {
+			missing = append(missing, fmt.Sprint(p.Port))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("spec.ports: %s not a port of Service %s/%s (its ports: %s); the load balancer serves the Service's ports, on its pods' target ports",
+			strings.Join(missing, ", "), m.Namespace, m.Name, strings.Join(have, ", ")), nil
+	}
+	return nil, nil
 }
 
 func addresses(st *corev1.LoadBalancerStatus) string {
