@@ -15,6 +15,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/features"
+	hpa "github.com/flotilla-io/flotilla/internal/federatedhpa"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
@@ -58,6 +59,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
 	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",
 		"addresses the built-in 'local' load balancer provider gives MultiClusterServices of type LoadBalancer: a CIDR (10.255.0.0/24) or a range (10.255.0.10-10.255.0.50); empty configures no provider (needs --feature-gates=MultiClusterService=true)")
+	f.opts.FederatedHPA = hpa.DefaultConfig()
+	f.opts.FederatedHPA.AddFlags(fl)
 	f.opts.FastPaths.AddFlags(fl)
 }
 

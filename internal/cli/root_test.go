@@ -64,8 +64,8 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 		"scheduler": {"context", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "metrics-bind-address", "profiling-bind-address"},
 		"controller-manager": {"cluster-status-update-frequency", "context", "controllers", "cronfederatedhpa-missed-run-window",
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
-			"feature-gates", "health-probe-bind-address", "kubeconfig",
-			"leader-elect", "mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
+			"feature-gates", "health-probe-bind-address",
+			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {

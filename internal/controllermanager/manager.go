@@ -22,10 +22,15 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
+	metricsclient "k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
+	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
+	custommetrics "k8s.io/metrics/pkg/client/custom_metrics"
+	externalmetrics "k8s.io/metrics/pkg/client/external_metrics"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-io/flotilla/internal/binding"
@@ -36,6 +41,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
+	"github.com/flotilla-io/flotilla/internal/controller/federatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/multiclusterservice"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
@@ -47,6 +53,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/features"
+	hpa "github.com/flotilla-io/flotilla/internal/federatedhpa"
 	"github.com/flotilla-io/flotilla/internal/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
@@ -57,7 +64,8 @@ import (
 var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
-	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName}
+	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
+	federatedhpa.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -90,6 +98,9 @@ type Options struct {
 	// missed while the controller was down may be and still be made up at
 	// start-up (--cronfederatedhpa-missed-run-window); 0 makes up none.
 	CronFederatedHPAMissedRunWindow time.Duration
+	// FederatedHPA is the FederatedHPA controller's tuning (the
+	// --horizontal-pod-autoscaler-* flags); zero fields take the defaults.
+	FederatedHPA hpa.Config
 	// MCSLoadBalancerPool is the address pool of the local load balancer
 	// provider of MultiClusterServices of type LoadBalancer (--mcs-lb-pool:
 	// a CIDR or a first-last range); "" configures no provider.
@@ -277,6 +288,22 @@ var builders = []builder{
 		}
 		return []setup{s.collector()}, nil
 	}},
+	{federatedhpa.ControllerName, func(s *shared) ([]setup, error) {
+		cfg := s.opts.FederatedHPA
+		if cfg == (hpa.Config{}) {
+			cfg = hpa.DefaultConfig()
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		metrics, err := newMetricsClient(s.mgr, cfg.SyncPeriod)
+		if err != nil {
+			return nil, err
+		}
+		return []setup{&federatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(), Members: s.members,
+			Recommender: hpa.NewRecommender(metrics, cfg, nil), SyncPeriod: cfg.SyncPeriod,
+			Recorder: s.mgr.GetEventRecorderFor("federatedhpa-controller")}}, nil
+	}},
 	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
 			return nil, nil
@@ -284,6 +311,34 @@ var builders = []builder{
 		return []setup{&multiclusterservice.Dispatcher{Client: s.client, Events: &eventrecord.Recorder{
 			Events: s.mgr.GetEventRecorderFor("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
 	}},
+}
+
+// newMetricsClient is the Kubernetes HPA's metrics client on the control
+// plane's metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io
+// (served by the metrics adapter from the members). The custom metrics API
+// versions the control plane serves are looked up again every refresh.
+func newMetricsClient(mgr ctrl.Manager, refresh time.Duration) (hpa.MetricsClient, error) {
+	cfg := mgr.GetConfig()
+	resources, err := resourceclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.k8s.io client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	versions := custommetrics.NewAvailableAPIsGetter(disc)
+	external, err := externalmetrics.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("external.metrics.k8s.io client: %w", err)
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		custommetrics.PeriodicallyInvalidate(versions, refresh, ctx.Done())
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	return metricsclient.NewRESTMetricsClient(resources, custommetrics.NewForConfig(cfg, mgr.GetRESTMapper(), versions), external), nil
 }
 
 // collector is the one EndpointSlice collector of the serviceExport and
