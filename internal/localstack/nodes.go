@@ -50,6 +50,7 @@ func DesiredNodes(m *MemberConfig) []*corev1.Node {
 				},
 				Annotations: map[string]string{
 					KwokNodeAnnotation:             "fake",
+					ResourceMetricsPathAnnotation:  KwokResourceMetricsPath(name),
 					"node.alpha.kubernetes.io/ttl": "0",
 				},
 			},
@@ -81,6 +82,15 @@ func EnsureNodes(ctx context.Context, cs kubernetes.Interface, m *MemberConfig) 
 			return fmt.Errorf("get node %s in %s: %w", n.Name, m.Name, err)
 		}
 		changed := false
+		for k, v := range n.Annotations {
+			if existing.Annotations[k] != v {
+				if existing.Annotations == nil {
+					existing.Annotations = map[string]string{}
+				}
+				existing.Annotations[k] = v
+				changed = true
+			}
+		}
 		for k, v := range n.Labels {
 			if existing.Labels[k] != v {
 				if existing.Labels == nil {

@@ -170,6 +170,13 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err := s.startAndWait(ctx, httpClient, api); err != nil {
 		return err
 	}
+	simulated := c.Member != nil && !c.Member.Bare
+	if simulated {
+		// kwok watches these from its start (--enable-crds).
+		if err := InstallKwokMetrics(ctx, restCfg); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(c.Components))
 	for _, comp := range c.Components[1:] {
@@ -186,7 +193,7 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err := firstError(errs); err != nil {
 		return err
 	}
-	if c.Member == nil || c.Member.Bare {
+	if !simulated {
 		return nil
 	}
 	cs, err := kubernetes.NewForConfig(restCfg)
@@ -196,7 +203,12 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err := EnsureNodes(ctx, cs, c.Member); err != nil {
 		return err
 	}
-	kwok := c.Components[len(c.Components)-1]
+	var kwok Component
+	for _, comp := range c.Components {
+		if comp.Kind == KindKwok {
+			kwok = comp
+		}
+	}
 	err = s.poll(ctx, kwok, func() (bool, string) {
 		ready, total, err := ReadyNodes(ctx, cs)
 		if err != nil {
@@ -208,6 +220,10 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 		return err
 	}
 	s.progress("%s: %d nodes Ready", c.Name, c.Member.Nodes)
+	if err := RegisterMetricsAPIs(ctx, restCfg, c); err != nil {
+		return fmt.Errorf("%s: register the metrics APIs: %w (see %s)", c.Name, err, filepath.Join(s.Plan.LogDir(), c.Name+"-"+KindMetrics+".log"))
+	}
+	s.progress("%s: metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io Available", c.Name)
 	return nil
 }
 
