@@ -200,7 +200,7 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err != nil {
 		return err
 	}
-	if err := EnsureNodes(ctx, cs, c.Member); err != nil {
+	if err := EnsureNodes(ctx, cs, c.Member, c.KwokPort); err != nil {
 		return err
 	}
 	var kwok Component
