@@ -171,18 +171,20 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 		return err
 	}
 	simulated := c.Member != nil && !c.Member.Bare
-	if simulated {
-		// kwok watches these from its start (--enable-crds).
-		if err := InstallKwokMetrics(ctx, restCfg); err != nil {
-			return fmt.Errorf("%s: %w", c.Name, err)
-		}
-	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(c.Components))
 	for _, comp := range c.Components[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if comp.Kind == KindKwok {
+				// kwok watches these from its start (--enable-crds); the
+				// other components need not wait for them.
+				if err := InstallKwokMetrics(ctx, restCfg); err != nil {
+					errs <- fmt.Errorf("%s: %w", c.Name, err)
+					return
+				}
+			}
 			if err := s.startAndWait(ctx, httpClient, comp); err != nil {
 				errs <- err
 			}
