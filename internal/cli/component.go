@@ -38,6 +38,7 @@ func newComponentCommand() *cobra.Command {
 		run(localstack.KindControllerManager, component.RunControllerManager),
 		run(localstack.KindScheduler, component.RunScheduler),
 		run(localstack.KindKwok, component.RunKwok),
+		run(localstack.KindMetrics, component.RunMetrics),
 	)
 	return cmd
 }

@@ -50,6 +50,7 @@ func DesiredNodes(m *MemberConfig) []*corev1.Node {
 				},
 				Annotations: map[string]string{
 					KwokNodeAnnotation:             "fake",
+					ResourceMetricsPathAnnotation:  KwokResourceMetricsPath(name),
 					"node.alpha.kubernetes.io/ttl": "0",
 				},
 			},
@@ -64,9 +65,13 @@ func DesiredNodes(m *MemberConfig) []*corev1.Node {
 }
 
 // EnsureNodes makes the member's simulated nodes match m: it creates the
-// missing ones, refreshes labels and capacity of existing ones, and deletes
-// simulated nodes beyond the configured count. It is idempotent.
-func EnsureNodes(ctx context.Context, cs kubernetes.Interface, m *MemberConfig) error {
+// missing ones, refreshes labels, annotations and capacity of existing ones,
+// and deletes simulated nodes beyond the configured count. kwokPort is where
+// the member's kwok serves the nodes' kubelet endpoints: an existing node
+// whose address (InternalIP 127.0.0.1) or kubelet port differ, as after a
+// restart that had to pick a new port, gets them rewritten, since kwok only
+// fills them in on nodes that have none. It is idempotent.
+func EnsureNodes(ctx context.Context, cs kubernetes.Interface, m *MemberConfig, kwokPort int) error {
 	want := map[string]bool{}
 	for _, n := range DesiredNodes(m) {
 		want[n.Name] = true
@@ -81,6 +86,15 @@ func EnsureNodes(ctx context.Context, cs kubernetes.Interface, m *MemberConfig) 
 			return fmt.Errorf("get node %s in %s: %w", n.Name, m.Name, err)
 		}
 		changed := false
+		for k, v := range n.Annotations {
+			if existing.Annotations[k] != v {
+				if existing.Annotations == nil {
+					existing.Annotations = map[string]string{}
+				}
+				existing.Annotations[k] = v
+				changed = true
+			}
+		}
 		for k, v := range n.Labels {
 			if existing.Labels[k] != v {
 				if existing.Labels == nil {
@@ -95,9 +109,17 @@ func EnsureNodes(ctx context.Context, cs kubernetes.Interface, m *MemberConfig) 
 				return fmt.Errorf("update node %s in %s: %w", n.Name, m.Name, err)
 			}
 		}
-		if !resourceListEqual(existing.Status.Capacity, n.Status.Capacity) || !resourceListEqual(existing.Status.Allocatable, n.Status.Allocatable) {
+		reachable := existing.Status.DaemonEndpoints.KubeletEndpoint.Port == int32(kwokPort) && nodeInternalIP(existing) == "127.0.0.1"
+		if !reachable || !resourceListEqual(existing.Status.Capacity, n.Status.Capacity) || !resourceListEqual(existing.Status.Allocatable, n.Status.Allocatable) {
 			existing.Status.Capacity = n.Status.Capacity
 			existing.Status.Allocatable = n.Status.Allocatable
+			if !reachable {
+				existing.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(kwokPort)
+				existing.Status.Addresses = []corev1.NodeAddress{
+					{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+					{Type: corev1.NodeHostName, Address: n.Name},
+				}
+			}
 			if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, existing, metav1.UpdateOptions{}); err != nil {
 				return fmt.Errorf("update capacity of node %s in %s: %w", n.Name, m.Name, err)
 			}
@@ -115,6 +137,15 @@ func EnsureNodes(ctx context.Context, cs kubernetes.Interface, m *MemberConfig) 
 		}
 	}
 	return nil
+}
+
+func nodeInternalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
 }
 
 func resourceListEqual(a, b corev1.ResourceList) bool {

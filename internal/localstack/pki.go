@@ -34,7 +34,15 @@ type PKI struct {
 	// AdminCert and AdminKey (admin.crt, admin.key) are the client
 	// certificate the kubeconfigs embed.
 	AdminCert, AdminKey string
+	// FrontProxyCert and FrontProxyKey (front-proxy-client.crt, .key) are
+	// the client certificate (CN FrontProxyClientName) member API servers
+	// forward aggregated API requests with.
+	FrontProxyCert, FrontProxyKey string
 }
+
+// FrontProxyClientName is the common name of the front-proxy client
+// certificate, the only name the members' --requestheader-allowed-names admits.
+const FrontProxyClientName = "front-proxy-client"
 
 // certValidity is how long generated certificates last: a local stack is
 // long-lived, and expiry would lock users out of their own data. It equals
@@ -52,6 +60,9 @@ func PKIPaths(dataDir string) PKI {
 		ServingKey:  filepath.Join(d, "apiserver.key"),
 		AdminCert:   filepath.Join(d, "admin.crt"),
 		AdminKey:    filepath.Join(d, "admin.key"),
+
+		FrontProxyCert: filepath.Join(d, "front-proxy-client.crt"),
+		FrontProxyKey:  filepath.Join(d, "front-proxy-client.key"),
 	}
 }
 
@@ -78,7 +89,7 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 			return p, err
 		}
 		// A new CA invalidates every leaf signed by an old one.
-		for _, f := range []string{p.ServingCert, p.ServingKey, p.AdminCert, p.AdminKey} {
+		for _, f := range []string{p.ServingCert, p.ServingKey, p.AdminCert, p.AdminKey, p.FrontProxyCert, p.FrontProxyKey} {
 			_ = os.Remove(f)
 		}
 	}
@@ -107,6 +118,16 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}
 		if err := signLeaf(p.AdminCert, p.AdminKey, tmpl, caCert, caKey); err != nil {
+			return p, err
+		}
+	}
+	if !pairPresent(p.FrontProxyCert, p.FrontProxyKey) {
+		tmpl := &x509.Certificate{
+			Subject:     pkix.Name{CommonName: FrontProxyClientName},
+			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		if err := signLeaf(p.FrontProxyCert, p.FrontProxyKey, tmpl, caCert, caKey); err != nil {
 			return p, err
 		}
 	}

@@ -30,6 +30,8 @@ const (
 	KindControllerManager = "kube-controller-manager"
 	KindScheduler         = "kube-scheduler"
 	KindKwok              = "kwok"
+	// KindMetrics serves a member's metrics APIs (package membermetrics).
+	KindMetrics = "metrics"
 	// KindFlotillaControllerManager is `flotilla controller-manager`.
 	KindFlotillaControllerManager = "flotilla-controller-manager"
 )
@@ -60,7 +62,12 @@ type ClusterPlan struct {
 	Kubeconfig    string
 	APIServerPort int
 	EtcdPorts     [2]int
-	Components    []Component
+	// KwokPort serves every simulated node's kubelet endpoints (kwok's
+	// --node-port); ResourceMetricsPort serves metrics.k8s.io and
+	// CustomMetricsPort custom.metrics.k8s.io and external.metrics.k8s.io.
+	// All three are 0 for the control plane and bare members.
+	KwokPort, ResourceMetricsPort, CustomMetricsPort int
+	Components                                       []Component
 }
 
 // Server returns the cluster's API server URL.
@@ -173,7 +180,16 @@ func (p *Plan) cluster(name string, member *MemberConfig, ports PortAllocator) (
 		if err != nil {
 			return nil, err
 		}
-		c.Components = append(c.Components, p.scheduler(c, schedPort), p.kwok(c))
+		if c.KwokPort, err = port(KindKwok); err != nil {
+			return nil, err
+		}
+		if c.ResourceMetricsPort, err = port("metrics-server"); err != nil {
+			return nil, err
+		}
+		if c.CustomMetricsPort, err = port("custom-metrics"); err != nil {
+			return nil, err
+		}
+		c.Components = append(c.Components, p.scheduler(c, schedPort), p.kwok(c), p.metrics(c))
 	}
 	return c, nil
 }
@@ -223,6 +239,19 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 		"--allow-privileged=true",
 		// /debug/pprof is served to admins (RBAC applies), for diagnosis.
 		"--profiling=true",
+	}
+	if c.Member != nil && !c.Member.Bare {
+		// Front-proxy: the API server forwards requests to the metrics
+		// APIServices with this client certificate and the user in headers.
+		apiserverArgs = append(apiserverArgs,
+			"--requestheader-client-ca-file="+p.PKI.CACert,
+			"--requestheader-allowed-names="+FrontProxyClientName,
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file="+p.PKI.FrontProxyCert,
+			"--proxy-client-key-file="+p.PKI.FrontProxyKey,
+		)
 	}
 	if c.Name == ControlPlaneName {
 		// Objects there are templates for members: see ControlPlaneAdmission.
@@ -292,6 +321,28 @@ func (p *Plan) kwok(c *ClusterPlan) Component {
 		// A /16 leaves room for tens of thousands of simulated pods.
 		"--cidr=10.0.0.0/16",
 		"--node-lease-duration-seconds=40",
+		// One loopback server for all the member's nodes, on a port of its
+		// own: nodes get InternalIP 127.0.0.1 and this port as their kubelet
+		// port, which is where metrics-server scrapes them.
+		"--node-ip=127.0.0.1",
+		fmt.Sprintf("--node-port=%d", c.KwokPort),
+		fmt.Sprintf("--server-address=127.0.0.1:%d", c.KwokPort),
+		"--enable-crds="+strings.Join(KwokCRDKinds, ","),
+	)
+}
+
+// MetricResolution is how often each member's metrics-server scrapes kwok;
+// short, so that CPU (which needs two scrapes) shows within seconds.
+const MetricResolution = "5s"
+
+func (p *Plan) metrics(c *ClusterPlan) Component {
+	return p.component(c, KindMetrics, fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ResourceMetricsPort),
+		"--kubeconfig="+c.Kubeconfig,
+		"--tls-cert-file="+p.PKI.ServingCert,
+		"--tls-private-key-file="+p.PKI.ServingKey,
+		fmt.Sprintf("--resource-metrics-port=%d", c.ResourceMetricsPort),
+		fmt.Sprintf("--custom-metrics-port=%d", c.CustomMetricsPort),
+		"--metric-resolution="+MetricResolution,
 	)
 }
 
@@ -333,6 +384,9 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		}
 		for _, comp := range c.Components {
 			writeComponent(comp, "  ")
+		}
+		for _, a := range MetricsAPIServices(c) {
+			fmt.Fprintf(w, "  APIService %s: Service %s/%s (ExternalName 127.0.0.1), port %d\n", a.Name(), MetricsNamespace, a.Service, a.Port)
 		}
 	}
 	fmt.Fprintf(w, "\nafter the Karmada CRDs are installed and the members joined:\n")

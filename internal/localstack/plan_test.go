@@ -3,6 +3,7 @@ package localstack
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,7 @@ func TestControlPlaneRunsOnlyKarmadaControllers(t *testing.T) {
 		for _, c := range m.Components {
 			kinds = append(kinds, c.Kind)
 		}
-		if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager, KindScheduler, KindKwok}, kinds); diff != "" {
+		if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager, KindScheduler, KindKwok, KindMetrics}, kinds); diff != "" {
 			t.Errorf("%s components (-want +got):\n%s", m.Name, diff)
 		}
 	}
@@ -96,6 +97,53 @@ func TestBareMemberRunsOnlyItsAPIServer(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager}, kinds); diff != "" {
 		t.Errorf("bare member components (-want +got):\n%s", diff)
+	}
+}
+
+func TestEachSimulatedMemberHasItsOwnMetricsPorts(t *testing.T) {
+	p := goldenPlan(t)
+	seen := map[int]string{}
+	for _, m := range p.Members() {
+		for what, port := range map[string]int{"kwok": m.KwokPort, "metrics-server": m.ResourceMetricsPort, "custom-metrics": m.CustomMetricsPort} {
+			if port == 0 {
+				t.Errorf("%s has no %s port", m.Name, what)
+			}
+			if other, dup := seen[port]; dup {
+				t.Errorf("%s %s shares port %d with %s", m.Name, what, port, other)
+			}
+			seen[port] = m.Name + " " + what
+		}
+		var kwokArgs []string
+		for _, comp := range m.Components {
+			if comp.Kind == KindKwok {
+				kwokArgs = comp.Args
+			}
+		}
+		for _, want := range []string{"--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", m.KwokPort), "--enable-crds=Metric,ResourceUsage,ClusterResourceUsage"} {
+			if !contains(kwokArgs, want) {
+				t.Errorf("%s kwok lacks %s: %v", m.Name, want, kwokArgs)
+			}
+		}
+		var groups []string
+		for _, a := range MetricsAPIServices(m) {
+			groups = append(groups, a.Name())
+		}
+		want := []string{"v1beta1.metrics.k8s.io", "v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}
+		if diff := cmp.Diff(want, groups); diff != "" {
+			t.Errorf("%s APIServices (-want +got):\n%s", m.Name, diff)
+		}
+	}
+	if got := MetricsAPIServices(p.ControlPlane()); got != nil {
+		t.Errorf("the control plane registers member metrics APIs: %v", got)
+	}
+}
+
+func TestSimulatedNodesPointMetricsServerAtKwok(t *testing.T) {
+	m := DefaultMember(1, defaults)
+	for _, n := range DesiredNodes(&m) {
+		if got, want := n.Annotations[ResourceMetricsPathAnnotation], "/metrics/nodes/"+n.Name+"/metrics/resource"; got != want {
+			t.Errorf("node %s: %s=%q, want %q", n.Name, ResourceMetricsPathAnnotation, got, want)
+		}
 	}
 }
 

@@ -170,12 +170,21 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err := s.startAndWait(ctx, httpClient, api); err != nil {
 		return err
 	}
+	simulated := c.Member != nil && !c.Member.Bare
 	var wg sync.WaitGroup
 	errs := make(chan error, len(c.Components))
 	for _, comp := range c.Components[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if comp.Kind == KindKwok {
+				// kwok watches these from its start (--enable-crds); the
+				// other components need not wait for them.
+				if err := InstallKwokMetrics(ctx, restCfg); err != nil {
+					errs <- fmt.Errorf("%s: %w", c.Name, err)
+					return
+				}
+			}
 			if err := s.startAndWait(ctx, httpClient, comp); err != nil {
 				errs <- err
 			}
@@ -186,17 +195,22 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	if err := firstError(errs); err != nil {
 		return err
 	}
-	if c.Member == nil || c.Member.Bare {
+	if !simulated {
 		return nil
 	}
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return err
 	}
-	if err := EnsureNodes(ctx, cs, c.Member); err != nil {
+	if err := EnsureNodes(ctx, cs, c.Member, c.KwokPort); err != nil {
 		return err
 	}
-	kwok := c.Components[len(c.Components)-1]
+	var kwok Component
+	for _, comp := range c.Components {
+		if comp.Kind == KindKwok {
+			kwok = comp
+		}
+	}
 	err = s.poll(ctx, kwok, func() (bool, string) {
 		ready, total, err := ReadyNodes(ctx, cs)
 		if err != nil {
@@ -208,6 +222,10 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 		return err
 	}
 	s.progress("%s: %d nodes Ready", c.Name, c.Member.Nodes)
+	if err := RegisterMetricsAPIs(ctx, restCfg, c); err != nil {
+		return fmt.Errorf("%s: register the metrics APIs: %w (see %s)", c.Name, err, filepath.Join(s.Plan.LogDir(), c.Name+"-"+KindMetrics+".log"))
+	}
+	s.progress("%s: metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io Available", c.Name)
 	return nil
 }
 

@@ -285,7 +285,7 @@ func TestLocalStack(t *testing.T) {
 func TestBareMembers(t *testing.T) {
 	s := startStack(t, 2, "--bare-members")
 	for _, p := range s.processes() {
-		if strings.Contains(p, "component kwok") || strings.Contains(p, "component kube-scheduler") {
+		if strings.Contains(p, "component kwok") || strings.Contains(p, "component kube-scheduler") || strings.Contains(p, "component metrics") {
 			t.Errorf("a bare stack runs %s", p)
 		}
 	}

@@ -1,0 +1,252 @@
+package localstack
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	kwokcrd "sigs.k8s.io/kwok/kustomize/crd"
+	kwokresource "sigs.k8s.io/kwok/kustomize/metrics/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// KwokCRDKinds are the kwok kinds a non-bare member serves and its kwok
+// watches live (--enable-crds): the Metric that simulates each node's kubelet
+// /metrics/resource endpoint, and the ResourceUsage and ClusterResourceUsage
+// objects that set pod CPU and memory usage.
+var KwokCRDKinds = []string{"Metric", "ResourceUsage", "ClusterResourceUsage"}
+
+// ResourceMetricsPathAnnotation tells metrics-server (0.7 and later) which
+// path of the node's address serves its kubelet resource metrics.
+const ResourceMetricsPathAnnotation = "metrics.k8s.io/resource-metrics-path"
+
+// KwokResourceMetricsPath is the path kwok's ready-made resource Metric
+// serves a node's resource metrics on.
+func KwokResourceMetricsPath(node string) string {
+	return "/metrics/nodes/" + node + "/metrics/resource"
+}
+
+// MetricsNamespace holds the Services the metrics APIServices of a member
+// point at (ExternalName 127.0.0.1, so the member's API server dials the
+// metrics component on loopback).
+const MetricsNamespace = "kube-system"
+
+// MetricsAPIService is one APIService a member registers for its metrics
+// component: Group/Version served by Service on Port of 127.0.0.1.
+type MetricsAPIService struct {
+	Group, Version string
+	Service        string
+	Port           int
+}
+
+// Name is the APIService's name, "<version>.<group>".
+func (a MetricsAPIService) Name() string { return a.Version + "." + a.Group }
+
+// MetricsAPIServices returns the APIServices of a non-bare member c: the
+// resource metrics API on c's resource metrics port, and the custom (v1beta1,
+// v1beta2) and external metrics APIs on its custom metrics port. It returns
+// nil for the control plane and bare members.
+func MetricsAPIServices(c *ClusterPlan) []MetricsAPIService {
+	if c.Member == nil || c.Member.Bare {
+		return nil
+	}
+	return []MetricsAPIService{
+		{Group: "metrics.k8s.io", Version: "v1beta1", Service: "flotilla-metrics-server", Port: c.ResourceMetricsPort},
+		{Group: "custom.metrics.k8s.io", Version: "v1beta1", Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
+		{Group: "custom.metrics.k8s.io", Version: "v1beta2", Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
+		{Group: "external.metrics.k8s.io", Version: "v1beta1", Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
+	}
+}
+
+// InstallKwokMetrics installs kwok's Metric, ResourceUsage and
+// ClusterResourceUsage CRDs in a member, waits until they are Established,
+// and creates kwok's ready-made resource Metric (kubelet-like
+// /metrics/nodes/{nodeName}/metrics/resource). It is idempotent: existing
+// objects are left as they are. Errors name the object that failed.
+func InstallKwokMetrics(ctx context.Context, cfg *rest.Config) error {
+	ext, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, data := range [][]byte{kwokcrd.Metric, kwokcrd.ResourceUsage, kwokcrd.ClusterResourceUsage} {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			return fmt.Errorf("parse a kwok CRD: %w", err)
+		}
+		names = append(names, crd.Name)
+		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
+		}
+	}
+	if err := waitCRDsEstablished(ctx, ext, names); err != nil {
+		return err
+	}
+	metric := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(kwokresource.DefaultMetricsResource), &metric.Object); err != nil {
+		return fmt.Errorf("parse kwok's resource Metric: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	gvr := schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "metrics"}
+	if _, err := dyn.Resource(gvr).Create(ctx, metric, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create kwok Metric %s: %w", metric.GetName(), err)
+	}
+	return nil
+}
+
+func waitCRDsEstablished(ctx context.Context, ext apiextensionsclient.Interface, names []string) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var pending []string
+		for _, n := range names {
+			crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
+			if err != nil || !crdEstablished(crd) {
+				pending = append(pending, n)
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("CRDs not Established: %s: %w", strings.Join(pending, ", "), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// RegisterMetricsAPIs creates or updates, in member c, one ExternalName
+// Service (127.0.0.1) per metrics server and the APIServices of
+// MetricsAPIServices(c), then waits until every APIService is Available. The
+// API server skips TLS verification of the metrics servers, which serve the
+// stack's loopback certificate under a name it would not expect. On timeout
+// the error lists the APIServices still unavailable and why.
+func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	agg, err := aggregator.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	apis := MetricsAPIServices(c)
+	services := map[string]bool{}
+	for _, a := range apis {
+		if services[a.Service] {
+			continue
+		}
+		services[a.Service] = true
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: a.Service, Namespace: MetricsNamespace},
+			Spec: corev1.ServiceSpec{
+				Type:         corev1.ServiceTypeExternalName,
+				ExternalName: "127.0.0.1",
+				Ports:        []corev1.ServicePort{{Name: "https", Port: int32(a.Port), Protocol: corev1.ProtocolTCP}},
+			},
+		}
+		existing, err := cs.CoreV1().Services(MetricsNamespace).Get(ctx, a.Service, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = cs.CoreV1().Services(MetricsNamespace).Create(ctx, svc, metav1.CreateOptions{})
+		case err == nil:
+			existing.Spec.Type, existing.Spec.ExternalName, existing.Spec.Ports = svc.Spec.Type, svc.Spec.ExternalName, svc.Spec.Ports
+			_, err = cs.CoreV1().Services(MetricsNamespace).Update(ctx, existing, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("Service %s/%s: %w", MetricsNamespace, a.Service, err)
+		}
+	}
+	for _, a := range apis {
+		port := int32(a.Port)
+		want := &apiregv1.APIService{
+			ObjectMeta: metav1.ObjectMeta{Name: a.Name()},
+			Spec: apiregv1.APIServiceSpec{
+				Group: a.Group, Version: a.Version,
+				Service:               &apiregv1.ServiceReference{Namespace: MetricsNamespace, Name: a.Service, Port: &port},
+				InsecureSkipTLSVerify: true,
+				GroupPriorityMinimum:  100,
+				VersionPriority:       100,
+			},
+		}
+		if a.Version == "v1beta2" {
+			want.Spec.VersionPriority = 200
+		}
+		existing, err := agg.ApiregistrationV1().APIServices().Get(ctx, a.Name(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = agg.ApiregistrationV1().APIServices().Create(ctx, want, metav1.CreateOptions{})
+		case err == nil:
+			existing.Spec = want.Spec
+			_, err = agg.ApiregistrationV1().APIServices().Update(ctx, existing, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("APIService %s: %w", a.Name(), err)
+		}
+	}
+	return waitAPIServicesAvailable(ctx, agg, apis)
+}
+
+func waitAPIServicesAvailable(ctx context.Context, agg aggregator.Interface, apis []MetricsAPIService) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pending := map[string]string{}
+		for _, a := range apis {
+			got, err := agg.ApiregistrationV1().APIServices().Get(ctx, a.Name(), metav1.GetOptions{})
+			if err != nil {
+				pending[a.Name()] = err.Error()
+				continue
+			}
+			ok, why := false, "no Available condition yet"
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiregv1.Available {
+					ok, why = c.Status == apiregv1.ConditionTrue, c.Reason+": "+c.Message
+				}
+			}
+			if !ok {
+				pending[a.Name()] = why
+			}
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			var lines []string
+			for n, why := range pending {
+				lines = append(lines, n+" ("+why+")")
+			}
+			sort.Strings(lines)
+			return fmt.Errorf("APIServices not Available: %s: %w", strings.Join(lines, "; "), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
