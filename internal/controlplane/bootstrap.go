@@ -88,12 +88,19 @@ func InstallMemberCRDs(ctx context.Context, cfg *rest.Config) error {
 			want = append(want, crd)
 		}
 	}
-	for _, crd := range want {
+	return InstallCRDs(ctx, ext, want)
+}
+
+// InstallCRDs installs or upgrades crds and waits until every one is
+// Established (until ctx ends). It is idempotent. Errors name the CRD that
+// could not be written, or those not Established in time.
+func InstallCRDs(ctx context.Context, ext apiextensionsclient.Interface, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range crds {
 		if err := applyCRD(ctx, ext, crd); err != nil {
 			return err
 		}
 	}
-	return waitEstablished(ctx, ext, want)
+	return waitEstablished(ctx, ext, crds)
 }
 
 func applyCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {

@@ -22,6 +22,8 @@ import (
 	kwokcrd "sigs.k8s.io/kwok/kustomize/crd"
 	kwokresource "sigs.k8s.io/kwok/kustomize/metrics/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/internal/controlplane"
 )
 
 // KwokCRDKinds are the kwok kinds a non-bare member serves and its kwok
@@ -82,18 +84,15 @@ func InstallKwokMetrics(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	var names []string
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, data := range [][]byte{kwokcrd.Metric, kwokcrd.ResourceUsage, kwokcrd.ClusterResourceUsage} {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.Unmarshal(data, crd); err != nil {
 			return fmt.Errorf("parse a kwok CRD: %w", err)
 		}
-		names = append(names, crd.Name)
-		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("install CRD %s: %w", crd.Name, err)
-		}
+		crds = append(crds, crd)
 	}
-	if err := waitCRDsEstablished(ctx, ext, names); err != nil {
+	if err := controlplane.InstallCRDs(ctx, ext, crds); err != nil {
 		return err
 	}
 	metric := &unstructured.Unstructured{}
@@ -109,37 +108,6 @@ func InstallKwokMetrics(ctx context.Context, cfg *rest.Config) error {
 		return fmt.Errorf("create kwok Metric %s: %w", metric.GetName(), err)
 	}
 	return nil
-}
-
-func waitCRDsEstablished(ctx context.Context, ext apiextensionsclient.Interface, names []string) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var pending []string
-		for _, n := range names {
-			crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
-			if err != nil || !crdEstablished(crd) {
-				pending = append(pending, n)
-			}
-		}
-		if len(pending) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("CRDs not Established: %s: %w", strings.Join(pending, ", "), ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
-func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // RegisterMetricsAPIs creates or updates, in member c, one ExternalName
