@@ -28,7 +28,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -59,11 +61,12 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 }
 
-// SetupWithManager registers the controller on FederatedHPAs; each is
-// synced again every SyncPeriod.
+// SetupWithManager registers the controller on FederatedHPAs (created,
+// deleted, or changed in their spec: not this controller's status writes);
+// each is synced again every SyncPeriod.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
-		For(&autoscalingv1alpha1.FederatedHPA{}).
+		For(&autoscalingv1alpha1.FederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(reconcilequeue.Options(4)).
 		Complete(r)
 }
