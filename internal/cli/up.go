@@ -285,7 +285,28 @@ var PostStartSteps = []localstack.Step{
 	{Run: func(ctx context.Context, s *localstack.Stack) error {
 		return s.StartComponent(ctx, s.Plan.ControllerManager)
 	}},
+	{Run: startMetricsAdapter},
 	{Name: "every Cluster is Ready", Run: waitClustersReady},
+}
+
+// startMetricsAdapter starts the metrics adapter, when the stack has one,
+// and registers it on the control plane as the metrics APIServices.
+func startMetricsAdapter(ctx context.Context, s *localstack.Stack) error {
+	if s.Plan.MetricsAdapter.Kind == "" {
+		return nil
+	}
+	if err := s.StartComponent(ctx, s.Plan.MetricsAdapter); err != nil {
+		return err
+	}
+	cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
+	if err != nil {
+		return err
+	}
+	if err := localstack.RegisterMetricsAPIs(ctx, cfg, s.Plan.ControlPlane()); err != nil {
+		return fmt.Errorf("register the metrics adapter on the control plane: %w (see %s)", err, s.Plan.MetricsAdapter.LogFile)
+	}
+	s.Progress("%s: metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io Available (metrics adapter)", localstack.ControlPlaneName)
+	return nil
 }
 
 func controlPlaneClient(p *localstack.Plan) (client.Client, error) {
@@ -385,6 +406,9 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 	fmt.Fprintf(out, "Feature gates: %s (the local stack turns on MultiClusterService, alpha in Karmada; --feature-gates=MultiClusterService=false turns it off).\n",
 		s.Plan.FeatureGates)
 	fmt.Fprintf(out, "MultiClusterServices of type LoadBalancer get addresses from %s (the local provider: nothing forwards to them).\n\n", localstack.MCSLoadBalancerPool)
+	if p.MetricsAdapter.Kind != "" {
+		fmt.Fprintf(out, "Metrics: the members serve simulated usage (kwok); the control plane answers from all of them (kubectl top pods -A).\n\n")
+	}
 	fmt.Fprintf(out, "Use the control plane (context %s):\n", localstack.ControlPlaneContext)
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get ns\n", p.KarmadaKubeconfig())
 	fmt.Fprintf(out, "Use a member cluster (contexts")

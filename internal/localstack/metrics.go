@@ -47,30 +47,52 @@ func KwokResourceMetricsPath(node string) string {
 // metrics component on loopback).
 const MetricsNamespace = "kube-system"
 
-// MetricsAPIService is one APIService a member registers for its metrics
-// component: Group/Version served by Service on Port of 127.0.0.1.
+// MetricsAdapterNamespace and MetricsAdapterService are the control plane's
+// Service for the metrics adapter: Karmada's names.
+const (
+	MetricsAdapterNamespace = "karmada-system"
+	MetricsAdapterService   = "karmada-metrics-adapter"
+)
+
+// MetricsAPIService is one APIService a cluster registers for a metrics
+// component: Group/Version served by Namespace/Service on Port of 127.0.0.1.
 type MetricsAPIService struct {
-	Group, Version string
-	Service        string
-	Port           int
+	Group, Version     string
+	Namespace, Service string
+	Port               int
 }
 
 // Name is the APIService's name, "<version>.<group>".
 func (a MetricsAPIService) Name() string { return a.Version + "." + a.Group }
 
-// MetricsAPIServices returns the APIServices of a non-bare member c: the
-// resource metrics API on c's resource metrics port, and the custom (v1beta1,
-// v1beta2) and external metrics APIs on its custom metrics port. It returns
-// nil for the control plane and bare members.
+// MetricsAPIServices returns the metrics APIServices of cluster c. A
+// non-bare member serves the resource metrics API on its resource metrics
+// port and the custom (v1beta1, v1beta2) and external metrics APIs on its
+// custom metrics port; the control plane serves all four from the metrics
+// adapter, when the stack runs one. It returns nil for bare members and for
+// a control plane without an adapter.
 func MetricsAPIServices(c *ClusterPlan) []MetricsAPIService {
-	if c.Member == nil || c.Member.Bare {
+	if c.Member == nil {
+		if c.MetricsAdapterPort == 0 {
+			return nil
+		}
+		ns, svc, port := MetricsAdapterNamespace, MetricsAdapterService, c.MetricsAdapterPort
+		return []MetricsAPIService{
+			{Group: "metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
+			{Group: "custom.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
+			{Group: "custom.metrics.k8s.io", Version: "v1beta2", Namespace: ns, Service: svc, Port: port},
+			{Group: "external.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
+		}
+	}
+	if c.Member.Bare {
 		return nil
 	}
+	ns := MetricsNamespace
 	return []MetricsAPIService{
-		{Group: "metrics.k8s.io", Version: "v1beta1", Service: "flotilla-metrics-server", Port: c.ResourceMetricsPort},
-		{Group: "custom.metrics.k8s.io", Version: "v1beta1", Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
-		{Group: "custom.metrics.k8s.io", Version: "v1beta2", Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
-		{Group: "external.metrics.k8s.io", Version: "v1beta1", Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
+		{Group: "metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: "flotilla-metrics-server", Port: c.ResourceMetricsPort},
+		{Group: "custom.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
+		{Group: "custom.metrics.k8s.io", Version: "v1beta2", Namespace: ns, Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
+		{Group: "external.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
 	}
 }
 
@@ -110,7 +132,7 @@ func InstallKwokMetrics(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
-// RegisterMetricsAPIs creates or updates, in member c, one ExternalName
+// RegisterMetricsAPIs creates or updates, in cluster c, one ExternalName
 // Service (127.0.0.1) per metrics server and the APIServices of
 // MetricsAPIServices(c), then waits until every APIService is Available. The
 // API server skips TLS verification of the metrics servers, which serve the
@@ -133,23 +155,23 @@ func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) 
 		}
 		services[a.Service] = true
 		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: a.Service, Namespace: MetricsNamespace},
+			ObjectMeta: metav1.ObjectMeta{Name: a.Service, Namespace: a.Namespace},
 			Spec: corev1.ServiceSpec{
 				Type:         corev1.ServiceTypeExternalName,
 				ExternalName: "127.0.0.1",
 				Ports:        []corev1.ServicePort{{Name: "https", Port: int32(a.Port), Protocol: corev1.ProtocolTCP}},
 			},
 		}
-		existing, err := cs.CoreV1().Services(MetricsNamespace).Get(ctx, a.Service, metav1.GetOptions{})
+		existing, err := cs.CoreV1().Services(a.Namespace).Get(ctx, a.Service, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			_, err = cs.CoreV1().Services(MetricsNamespace).Create(ctx, svc, metav1.CreateOptions{})
+			_, err = cs.CoreV1().Services(a.Namespace).Create(ctx, svc, metav1.CreateOptions{})
 		case err == nil:
 			existing.Spec.Type, existing.Spec.ExternalName, existing.Spec.Ports = svc.Spec.Type, svc.Spec.ExternalName, svc.Spec.Ports
-			_, err = cs.CoreV1().Services(MetricsNamespace).Update(ctx, existing, metav1.UpdateOptions{})
+			_, err = cs.CoreV1().Services(a.Namespace).Update(ctx, existing, metav1.UpdateOptions{})
 		}
 		if err != nil {
-			return fmt.Errorf("Service %s/%s: %w", MetricsNamespace, a.Service, err)
+			return fmt.Errorf("Service %s/%s: %w", a.Namespace, a.Service, err)
 		}
 	}
 	for _, a := range apis {
@@ -158,7 +180,7 @@ func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) 
 			ObjectMeta: metav1.ObjectMeta{Name: a.Name()},
 			Spec: apiregv1.APIServiceSpec{
 				Group: a.Group, Version: a.Version,
-				Service:               &apiregv1.ServiceReference{Namespace: MetricsNamespace, Name: a.Service, Port: &port},
+				Service:               &apiregv1.ServiceReference{Namespace: a.Namespace, Name: a.Service, Port: &port},
 				InsecureSkipTLSVerify: true,
 				GroupPriorityMinimum:  100,
 				VersionPriority:       100,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -34,6 +35,8 @@ const (
 	KindMetrics = "metrics"
 	// KindFlotillaControllerManager is `flotilla controller-manager`.
 	KindFlotillaControllerManager = "flotilla-controller-manager"
+	// KindMetricsAdapter is `flotilla metrics-adapter`.
+	KindMetricsAdapter = "metrics-adapter"
 )
 
 // Component is one child process of the stack.
@@ -67,7 +70,11 @@ type ClusterPlan struct {
 	// CustomMetricsPort custom.metrics.k8s.io and external.metrics.k8s.io.
 	// All three are 0 for the control plane and bare members.
 	KwokPort, ResourceMetricsPort, CustomMetricsPort int
-	Components                                       []Component
+	// MetricsAdapterPort serves the control plane's metrics APIs (the
+	// metrics adapter); 0 for members, and for a stack whose members are
+	// all bare (nothing to measure).
+	MetricsAdapterPort int
+	Components         []Component
 }
 
 // Server returns the cluster's API server URL.
@@ -85,6 +92,10 @@ type Plan struct {
 	// ControllerManager runs Flotilla's controllers against the control
 	// plane; it starts once the Karmada CRDs are installed.
 	ControllerManager Component
+	// MetricsAdapter serves the control plane's metrics APIs from the
+	// members (`flotilla metrics-adapter`); it starts after the controller
+	// manager. Its Kind is empty when the stack has no simulated member.
+	MetricsAdapter Component
 	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
 	// (Config.NoAdmissionClaim).
 	NoAdmissionClaim bool
@@ -145,6 +156,23 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		Args:      append(cmArgs, cfg.ControllerManagerArgs...),
 		LogFile:   filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
 		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", cmPort),
+	}
+	if slices.ContainsFunc(cfg.Members, func(m MemberConfig) bool { return !m.Bare }) {
+		if cp.MetricsAdapterPort, err = ports.Port("flotilla/metrics-adapter"); err != nil {
+			return nil, err
+		}
+		p.MetricsAdapter = Component{
+			Name: "metrics-adapter", Cluster: ControlPlaneName, Kind: KindMetricsAdapter,
+			Args: []string{"metrics-adapter",
+				"--kubeconfig=" + cp.Kubeconfig,
+				"--bind-address=127.0.0.1",
+				fmt.Sprintf("--secure-port=%d", cp.MetricsAdapterPort),
+				"--tls-cert-file=" + p.PKI.ServingCert,
+				"--tls-private-key-file=" + p.PKI.ServingKey,
+			},
+			LogFile:   filepath.Join(p.LogDir(), "metrics-adapter.log"),
+			HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.MetricsAdapterPort),
+		}
 	}
 	for i := range cfg.Members {
 		m, err := p.cluster(cfg.Members[i].Name, &cfg.Members[i], ports)
@@ -240,7 +268,7 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 		// /debug/pprof is served to admins (RBAC applies), for diagnosis.
 		"--profiling=true",
 	}
-	if c.Member != nil && !c.Member.Bare {
+	if c.Member == nil || !c.Member.Bare {
 		// Front-proxy: the API server forwards requests to the metrics
 		// APIServices with this client certificate and the user in headers.
 		apiserverArgs = append(apiserverArgs,
@@ -386,9 +414,12 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 			writeComponent(comp, "  ")
 		}
 		for _, a := range MetricsAPIServices(c) {
-			fmt.Fprintf(w, "  APIService %s: Service %s/%s (ExternalName 127.0.0.1), port %d\n", a.Name(), MetricsNamespace, a.Service, a.Port)
+			fmt.Fprintf(w, "  APIService %s: Service %s/%s (ExternalName 127.0.0.1), port %d\n", a.Name(), a.Namespace, a.Service, a.Port)
 		}
 	}
 	fmt.Fprintf(w, "\nafter the Karmada CRDs are installed and the members joined:\n")
 	writeComponent(p.ControllerManager, "  ")
+	if p.MetricsAdapter.Kind != "" {
+		writeComponent(p.MetricsAdapter, "  ")
+	}
 }

@@ -98,6 +98,9 @@ func TestBareMemberRunsOnlyItsAPIServer(t *testing.T) {
 	if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager}, kinds); diff != "" {
 		t.Errorf("bare member components (-want +got):\n%s", diff)
 	}
+	if p.MetricsAdapter.Kind != "" || MetricsAPIServices(p.ControlPlane()) != nil {
+		t.Errorf("a stack of bare members runs a metrics adapter: %+v", p.MetricsAdapter)
+	}
 }
 
 func TestEachSimulatedMemberHasItsOwnMetricsPorts(t *testing.T) {
@@ -133,8 +136,14 @@ func TestEachSimulatedMemberHasItsOwnMetricsPorts(t *testing.T) {
 			t.Errorf("%s APIServices (-want +got):\n%s", m.Name, diff)
 		}
 	}
-	if got := MetricsAPIServices(p.ControlPlane()); got != nil {
-		t.Errorf("the control plane registers member metrics APIs: %v", got)
+	cp := p.ControlPlane()
+	for _, a := range MetricsAPIServices(cp) {
+		if a.Service != MetricsAdapterService || a.Namespace != MetricsAdapterNamespace || a.Port != cp.MetricsAdapterPort || a.Port == 0 {
+			t.Errorf("control plane APIService %s is not the metrics adapter's: %+v", a.Name(), a)
+		}
+	}
+	if len(MetricsAPIServices(cp)) != 4 || p.MetricsAdapter.Kind != KindMetricsAdapter {
+		t.Errorf("the control plane has no metrics adapter: %v, %+v", MetricsAPIServices(cp), p.MetricsAdapter)
 	}
 }
 

@@ -53,8 +53,11 @@ spec:
 // rawMetric reads a metrics API path in member1 and returns "name=value"
 // pairs, sorted, for a custom metrics (describedObject) or external
 // metrics (metricName) list.
-func (s *stack) rawMetric(path string) string {
-	kc, ctx := s.kubeconfig("member1")
+func (s *stack) rawMetric(path string) string { return s.rawMetricIn("member1", path) }
+
+// rawMetricIn is rawMetric in cluster ("" for the control plane).
+func (s *stack) rawMetricIn(cluster, path string) string {
+	kc, ctx := s.kubeconfig(cluster)
 	out, err := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "get", "--raw", path).CombinedOutput()
 	if err != nil {
 		return "error: " + strings.TrimSpace(string(out))
