@@ -38,3 +38,9 @@ func serviceAccountToken(obj map[string]any) bool {
 	t, _, _ := unstructured.NestedString(obj, "type")
 	return t == serviceAccountTokenType
 }
+
+// retainsReplicas holds for an object labelled RetainReplicasLabel=true.
+func retainsReplicas(obj map[string]any) bool {
+	v, _, _ := unstructured.NestedString(obj, "metadata", "labels", RetainReplicasLabel)
+	return v == "true"
+}

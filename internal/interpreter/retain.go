@@ -8,6 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// RetainReplicasLabel, set to "true" on a Deployment or StatefulSet template (Karmada's
+// resourcetemplate.karmada.io/retain-replicas), makes each member cluster keep its own
+// copy's spec.replicas: an HPA running in the member scales it, and propagation does not
+// revert it to the template's count.
+const RetainReplicasLabel = "resourcetemplate.karmada.io/retain-replicas"
+
 // retention is one rule of Retain: it copies into out, the object about to be sent to a member
 // cluster, a field the member owns from observed, the member's current copy. It may modify out
 // and must not modify observed.
@@ -42,8 +48,12 @@ var retentions = map[schema.GroupKind][]retention{
 	// which makes the member generate a new one.
 	secretKind: {keepIfUnset("data").when(serviceAccountToken)},
 	// The volume the member bound the claim to, and the claim the member bound the volume to.
-	pvcKind: {keep("spec", "volumeName")},
-	pvKind:  {keep("spec", "claimRef")},
+	// A member HPA scales its copy: the template's count must not revert it.
+	deploymentKind: {keep("spec", "replicas").when(retainsReplicas)},
+	// Flotilla's: the same for StatefulSets, which a member HPA scales alike.
+	statefulSetKind: {keep("spec", "replicas").when(retainsReplicas)},
+	pvcKind:         {keep("spec", "volumeName")},
+	pvKind:          {keep("spec", "claimRef")},
 	// The selector the member's API server generated from the Job's uid, and the pod labels
 	// matching it: both immutable.
 	jobKind: {
@@ -64,7 +74,9 @@ var retentions = map[schema.GroupKind][]retention{
 //   - ServiceAccount: secrets, desired's first, then the member's others (by name);
 //   - Secret of type kubernetes.io/service-account-token: data when desired has none;
 //   - PersistentVolumeClaim: spec.volumeName; PersistentVolume: spec.claimRef;
-//   - Job: spec.selector.matchLabels and spec.template.metadata.labels.
+//   - Job: spec.selector.matchLabels and spec.template.metadata.labels;
+//   - Deployment and StatefulSet labelled RetainReplicasLabel=true: spec.replicas, so that
+//     an HPA in the member cluster owns its copy's count.
 //
 // A field is taken from observed when observed has a non-empty value, except the Pod's, which
 // observed decides even by their absence. Other kinds get a copy of desired. Metadata every

@@ -8,7 +8,8 @@ import (
 // the TTL is not sent (a member's TTL controller would delete the finished
 // Job and Flotilla would create it again), and a label added to the template
 // later reaches the member's Job in place, its generated selector and pod
-// labels kept (they are immutable).
+// labels kept (they are immutable). A Deployment labelled retain-replicas
+// keeps the replica count its member set.
 func TestMemberOwnedFieldsAreKept(t *testing.T) {
 	s := startStack(t, 2)
 	s.kubectl("", "create", "namespace", "t")
@@ -61,4 +62,27 @@ spec:
 			t.Errorf("%s: the Job's selector is %q, want the one its API server generated from its uid %s", m, sel, uids[m])
 		}
 	}
+
+	// A Deployment labelled resourcetemplate.karmada.io/retain-replicas:
+	// what scales the member's copy (an HPA there; kubectl scale here) is
+	// kept when the template changes, and the Work is still Applied.
+	s.mustApply(t, "", deploymentYAML("t", "web", 2, "nginx")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: t}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`)
+	s.kubectl("", "label", "deploy", "web", "-n", "t", "resourcetemplate.karmada.io/retain-replicas=true")
+	s.waitFor(t, "true", "member1", "deploy", "web", "-n", "t", "-o", `jsonpath={.metadata.labels.resourcetemplate\.karmada\.io/retain-replicas}`)
+	s.kubectl("member1", "scale", "deploy", "web", "-n", "t", "--replicas=5")
+	s.kubectl("", "label", "deploy", "web", "-n", "t", "tier=front")
+	s.waitFor(t, "front", "member1", "deploy", "web", "-n", "t", "-o", "jsonpath={.metadata.labels.tier}")
+	s.waitFor(t, "5", "member1", "deploy", "web", "-n", "t", "-o", "jsonpath={.spec.replicas}")
+	webWork := s.get("member1", "deploy", "web", "-n", "t", "-o", `jsonpath={.metadata.annotations.work\.karmada\.io/name}`)
+	s.waitFor(t, "True", "", "work", webWork, "-n", "karmada-es-member1", "-o", "jsonpath={.status.conditions[?(@.type=='Applied')].status}")
+	// Without the label the template's count wins again.
+	s.kubectl("", "label", "deploy", "web", "-n", "t", "resourcetemplate.karmada.io/retain-replicas-")
+	s.waitFor(t, "2", "member1", "deploy", "web", "-n", "t", "-o", "jsonpath={.spec.replicas}")
 }
