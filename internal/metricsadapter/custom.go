@@ -2,7 +2,6 @@ package metricsadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	"k8s.io/metrics/pkg/apis/external_metrics"
@@ -114,23 +114,21 @@ type answer[T any] struct {
 	err error
 }
 
-// ask runs query on every cluster of names in parallel; each answer carries
-// its value or its error (timeouts and failures are logged by fanOut's
-// rules only when they are not NotFound).
+// ask runs query on every cluster of names in parallel and returns the
+// values of those that answered and the errors of the others. A failure
+// other than NotFound (the member has no such metric or object) is logged:
+// that member is left out of the answer.
 func ask[T any](names []string, what string, query func(ctx context.Context, cluster string) (T, error)) (map[string]T, map[string]error) {
 	res := fanOut(names, what, func(ctx context.Context, c string) (answer[T], error) {
 		v, err := query(ctx, c)
 		if err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
-			return answer[T]{}, err
+			klog.InfoS("Left a member cluster out of a metrics query", "cluster", c, "query", what, "err", err)
 		}
 		return answer[T]{v: v, err: err}, nil
 	})
 	vals, errs := map[string]T{}, map[string]error{}
 	for _, c := range names {
-		a, ok := res[c]
-		switch {
-		case !ok:
-			errs[c] = errors.New("no answer (left out)")
+		switch a := res[c]; {
 		case a.err != nil:
 			errs[c] = a.err
 		default:
@@ -206,6 +204,13 @@ func (p *customMetrics) GetMetricBySelector(ctx context.Context, namespace strin
 	if len(vals) == 0 && len(errs) > 0 {
 		return nil, firstErr(errs, names, provider.NewMetricNotFoundError(info.GroupResource, info.Metric))
 	}
+	return mergeByObject(names, vals)
+}
+
+// mergeByObject merges the members' lists (vals, by cluster, read in the
+// order of names) by described object, summing the values of an object
+// several members report, and sorts the result by namespace/name.
+func mergeByObject(names []string, vals map[string]*cmv1beta2.MetricValueList) (*custom_metrics.MetricValueList, error) {
 	merged := map[string]*custom_metrics.MetricValue{}
 	var order []string
 	for _, c := range names {
