@@ -113,6 +113,26 @@ spec:
 			return got == want, got
 		})
 	}
+	// The seed's CronFederatedHPA on a FederatedHPA, its 09:00 rule made
+	// every minute: at the next minute nginx-fhpa's minimum becomes 50 and
+	// the FederatedHPA controller scales nginx up to it (checked below).
+	var seedCron string
+	for _, b := range seedYAMLBlocks(t) {
+		if strings.Contains(b, "kind: CronFederatedHPA") && strings.Contains(b, "kind: FederatedHPA") {
+			seedCron = strings.Replace(b, `"0 9 * * *"`, `"*/1 * * * *"`, 1)
+		}
+	}
+	if seedCron == "" {
+		t.Fatal("the seed's CronFederatedHPA-on-FederatedHPA example was not found")
+	}
+	// In a namespace of its own, where no usage is simulated: only the
+	// bounds move nginx.
+	s.kubectl("", "create", "namespace", "cronshop")
+	s.mustApply(t, "", strings.ReplaceAll(workload("nginx", 2, ""), "namespace: shop", "namespace: cronshop")+"---\n"+federatedHPA("cronshop", "nginx-fhpa", "nginx", 1, 60))
+	if out, err := s.apply(seedCron, "-n", "cronshop"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+
 	for _, m := range []string{"member1", "member2"} {
 		s.applyIn(m, clusterUsage("100m", "50Mi"))
 	}
@@ -204,6 +224,11 @@ spec:
 	if got := s.rawMetricIn("", "/apis/external.metrics.k8s.io/v1beta1/namespaces/shop/queue_length"); got != "queue_length=30" {
 		t.Errorf("external metric on the control plane = %q, want queue_length=30", got)
 	}
+
+	// The seed's cron rule has run: nginx-fhpa's minimum is 50, and the
+	// FederatedHPA controller has scaled nginx to it.
+	s.waitFor(t, "50/60", "", "fhpa", "nginx-fhpa", "-n", "cronshop", "-o", "jsonpath={.spec.minReplicas}/{.spec.maxReplicas}")
+	s.waitFor(t, "50", "", "deploy", "nginx", "-n", "cronshop", "-o", "jsonpath={.spec.replicas}")
 
 	// member2's API server stopped: the adapter leaves it out after its
 	// timeout and answers with member1's pods.
