@@ -103,6 +103,28 @@ func (s *clusterSet) ready(ctx context.Context) []*member {
 	return out
 }
 
+// readyByName is ready, keyed by cluster name.
+func (s *clusterSet) readyByName(ctx context.Context) map[string]*member {
+	out := map[string]*member{}
+	for _, m := range s.ready(ctx) {
+		out[m.name] = m
+	}
+	return out
+}
+
+// known returns the members built so far, whatever their readiness now,
+// without reading the Clusters: for answers that take no context and must
+// not wait (the metric lists).
+func (s *clusterSet) known() []*member {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*member, 0, len(s.members))
+	for _, m := range s.members {
+		out = append(out, m)
+	}
+	return out
+}
+
 func (s *clusterSet) member(ctx context.Context, c *clusterv1alpha1.Cluster) (*member, error) {
 	conn, err := s.registry.ForCluster(ctx, c)
 	if err != nil {

@@ -41,12 +41,12 @@ type customMetrics struct {
 var podsGR = schema.GroupResource{Resource: "pods"}
 
 func (p *customMetrics) members(ctx context.Context) (map[string]*member, []string) {
-	ms := map[string]*member{}
-	var names []string
-	for _, m := range p.clusters.ready(ctx) {
-		ms[m.name] = m
-		names = append(names, m.name)
+	ms := p.clusters.readyByName(ctx)
+	names := make([]string, 0, len(ms))
+	for name := range ms {
+		names = append(names, name)
 	}
+	sort.Strings(names)
 	return ms, names
 }
 
@@ -246,13 +246,7 @@ func mergeByObject(names []string, vals map[string]*cmv1beta2.MetricValueList) (
 func (p *customMetrics) ListAllMetrics() []provider.CustomMetricInfo {
 	seen := map[provider.CustomMetricInfo]bool{}
 	var out []provider.CustomMetricInfo
-	p.clusters.mu.Lock()
-	members := make([]*member, 0, len(p.clusters.members))
-	for _, m := range p.clusters.members {
-		members = append(members, m)
-	}
-	p.clusters.mu.Unlock()
-	for _, m := range members {
+	for _, m := range p.clusters.known() {
 		m.mu.Lock()
 		res := m.customInfo
 		m.mu.Unlock()
@@ -304,13 +298,7 @@ func (p *customMetrics) GetExternalMetric(ctx context.Context, namespace string,
 func (p *customMetrics) ListAllExternalMetrics() []provider.ExternalMetricInfo {
 	seen := map[string]bool{}
 	var out []provider.ExternalMetricInfo
-	p.clusters.mu.Lock()
-	members := make([]*member, 0, len(p.clusters.members))
-	for _, m := range p.clusters.members {
-		members = append(members, m)
-	}
-	p.clusters.mu.Unlock()
-	for _, m := range members {
+	for _, m := range p.clusters.known() {
 		m.mu.Lock()
 		res := m.externalRes
 		m.mu.Unlock()

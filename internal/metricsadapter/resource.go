@@ -193,10 +193,7 @@ func (r *resourceMetrics) GetPodMetrics(pods ...*metav1.PartialObjectMetadata) (
 		}
 		w.names[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
 	}
-	members := map[string]*member{}
-	for _, m := range r.clusters.ready(context.Background()) {
-		members[m.name] = m
-	}
+	members := r.clusters.readyByName(context.Background())
 	answers := fanOut(clusters, "pod metrics", func(ctx context.Context, c string) ([]metrics.PodMetrics, error) {
 		m, ok := members[c]
 		if !ok {
@@ -255,10 +252,7 @@ func (r *resourceMetrics) GetNodeMetrics(nodes ...*corev1.Node) ([]metrics.NodeM
 		}
 		names[c][n.Name] = true
 	}
-	members := map[string]*member{}
-	for _, m := range r.clusters.ready(context.Background()) {
-		members[m.name] = m
-	}
+	members := r.clusters.readyByName(context.Background())
 	answers := fanOut(clusters, "node metrics", func(ctx context.Context, c string) ([]metrics.NodeMetrics, error) {
 		m, ok := members[c]
 		if !ok {
