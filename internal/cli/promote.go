@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -455,29 +454,13 @@ func checkJoined(ctx context.Context, cp client.Client, name string) error {
 	return fmt.Errorf("cluster %q is not joined to the control plane; joined clusters: %s", name, strings.Join(joined, ", "))
 }
 
-// controlPlaneConfig loads the control plane's kubeconfig: --kubeconfig,
-// else $KUBECONFIG, else the one `flotilla up` writes, else ~/.kube/config.
+// controlPlaneConfig loads the control plane's kubeconfig (controlPlaneFlags).
 func (o *promoteOptions) controlPlaneConfig() (*rest.Config, error) {
-	cc := o.clientConfig()
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("load the control plane's kubeconfig (set --kubeconfig or $KUBECONFIG): %w", err)
-	}
-	cfg.QPS, cfg.Burst = 100, 200
-	return cfg, nil
+	return controlPlaneFlags{kubeconfig: o.kubeconfig, context: o.context}.restConfig()
 }
 
 func (o *promoteOptions) clientConfig() clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	switch {
-	case o.kubeconfig != "":
-		rules.ExplicitPath = o.kubeconfig
-	case os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "":
-		if p := filepath.Join(defaultDataDir(), "karmada.config"); fileExists(p) {
-			rules.ExplicitPath = p
-		}
-	}
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context})
+	return controlPlaneFlags{kubeconfig: o.kubeconfig, context: o.context}.clientConfig()
 }
 
 // defaultNamespace is the context's namespace, as kubectl takes it, else default.

@@ -101,3 +101,21 @@ func TestFeatureGates(t *testing.T) {
 		t.Errorf("the dry run does not pass the gates to the controller manager:\n%s", out.String())
 	}
 }
+
+func TestParseTaintsReadsKubectlSyntax(t *testing.T) {
+	add, remove, err := parseTaints([]string{"dedicated=gpu:NoSchedule", "spot:PreferNoSchedule", "old:NoExecute-", "gone-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(add) != 2 || add[0].Key != "dedicated" || add[0].Value != "gpu" || add[0].Effect != "NoSchedule" || add[1].Key != "spot" || add[1].Value != "" {
+		t.Errorf("add = %+v", add)
+	}
+	if len(remove) != 2 || remove[0].Key != "old" || remove[0].Effect != "NoExecute" || remove[1].Key != "gone" || remove[1].Effect != "" {
+		t.Errorf("remove = %+v", remove)
+	}
+	for _, bad := range []string{"dedicated=gpu:Sometimes", "dedicated=gpu", ":NoSchedule", "x:Bad-"} {
+		if _, _, err := parseTaints([]string{bad}); err == nil {
+			t.Errorf("parseTaints(%q) accepted", bad)
+		}
+	}
+}

@@ -7,12 +7,14 @@ package join
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +46,15 @@ type Options struct {
 // that could not be written; waiting for the member to issue the token is
 // bounded by ctx.
 func Join(ctx context.Context, cp client.Client, o Options) error {
+	if err := checkName(ctx, cp, o); err != nil {
+		return err
+	}
+	if err := reachable(o.Member); err != nil {
+		return fmt.Errorf("join %s: cannot reach the cluster at %s: %w (check --cluster-kubeconfig and --cluster-context)", o.ClusterName, o.Member.Host, err)
+	}
+	if o.Region == "" || o.Zone == "" || o.Provider == "" {
+		fillTopology(ctx, &o)
+	}
 	token, err := memberToken(ctx, o)
 	if err != nil {
 		return fmt.Errorf("join %s: %w", o.ClusterName, err)
@@ -73,6 +84,62 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 		return fmt.Errorf("join %s: write Cluster: %w", o.ClusterName, err)
 	}
 	return nil
+}
+
+// checkName refuses a name another cluster already holds: an existing
+// Cluster of that name with another API endpoint.
+func checkName(ctx context.Context, cp client.Client, o Options) error {
+	existing := &clusterv1alpha1.Cluster{}
+	err := cp.Get(ctx, client.ObjectKey{Name: o.ClusterName}, existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("join %s: read the control plane's Clusters: %w", o.ClusterName, err)
+	case !existing.DeletionTimestamp.IsZero():
+		return fmt.Errorf("join %s: cluster %s is being unjoined; wait until it is gone", o.ClusterName, o.ClusterName)
+	case existing.Spec.APIEndpoint != "" && existing.Spec.APIEndpoint != o.Member.Host:
+		return fmt.Errorf("join %s: the name is taken by the cluster at %s; unjoin it first or choose another name", o.ClusterName, existing.Spec.APIEndpoint)
+	}
+	return nil
+}
+
+// reachable asks the member's API server for its version, with a short timeout.
+func reachable(cfg *rest.Config) error {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = 10 * time.Second
+	d, err := discovery.NewDiscoveryClientForConfig(c)
+	if err != nil {
+		return err
+	}
+	_, err = d.ServerVersion()
+	return err
+}
+
+// fillTopology completes o's empty provider, region and zone from the
+// member's nodes: the first node's topology.kubernetes.io/region and
+// topology.kubernetes.io/zone labels, and the scheme of its
+// spec.providerID ("aws:///..." is aws). Nothing is filled when the member
+// has no nodes or cannot list them.
+func fillTopology(ctx context.Context, o *Options) {
+	cs, err := kubernetes.NewForConfig(o.Member)
+	if err != nil {
+		return
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil || len(nodes.Items) == 0 {
+		return
+	}
+	n := nodes.Items[0]
+	if o.Region == "" {
+		o.Region = n.Labels[corev1.LabelTopologyRegion]
+	}
+	if o.Zone == "" {
+		o.Zone = n.Labels[corev1.LabelTopologyZone]
+	}
+	if scheme, _, ok := strings.Cut(n.Spec.ProviderID, "://"); ok && o.Provider == "" {
+		o.Provider = scheme
+	}
 }
 
 // upsert creates obj after mutate, or gets it, mutates and updates it.
@@ -142,3 +209,89 @@ func memberToken(ctx context.Context, o Options) ([]byte, error) {
 }
 
 func ignoreResult[T any](_ T, err error) error { return err }
+
+// UnjoinOptions describe one unjoin.
+type UnjoinOptions struct {
+	ClusterName string
+	// Orphan leaves the propagated objects in the member (clusterv1alpha1.OrphanResourcesAnnotation).
+	Orphan bool
+	// Member, when set, is an admin config of the member: the service
+	// account, its token and its role binding that Join created there are
+	// removed once the Cluster is gone.
+	Member *rest.Config
+	// Wait bounds how long Unjoin waits for the Cluster (and with it the
+	// member's objects, unless Orphan) to be gone, then removes the
+	// credentials (the control plane's Secret, and with Member the member's
+	// service account). 0 does not wait and leaves the credentials, which
+	// the controllers need until the Cluster is gone.
+	Wait time.Duration
+}
+
+// Unjoin deletes the Cluster o.ClusterName, which makes the controllers
+// remove its Works and (unless o.Orphan) their objects in the member, and
+// its credentials Secret. With o.Wait it waits until the Cluster is gone.
+// Errors: no such cluster, the wait timed out (saying what still holds it).
+func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := cp.Get(ctx, client.ObjectKey{Name: o.ClusterName}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("unjoin %s: no such cluster (kubectl get clusters lists them)", o.ClusterName)
+		}
+		return fmt.Errorf("unjoin %s: %w", o.ClusterName, err)
+	}
+	if o.Orphan && cluster.Annotations[clusterv1alpha1.OrphanResourcesAnnotation] != "true" {
+		if cluster.Annotations == nil {
+			cluster.Annotations = map[string]string{}
+		}
+		cluster.Annotations[clusterv1alpha1.OrphanResourcesAnnotation] = "true"
+		if err := cp.Update(ctx, cluster); err != nil {
+			return fmt.Errorf("unjoin %s: mark the cluster's objects to be left in place: %w", o.ClusterName, err)
+		}
+	}
+	if err := cp.Delete(ctx, cluster); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("unjoin %s: delete the Cluster: %w", o.ClusterName, err)
+	}
+	if o.Wait <= 0 {
+		// The credentials stay until the Cluster is gone: the controllers
+		// need them to remove the member's objects.
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.Wait)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := cp.Get(wctx, client.ObjectKey{Name: o.ClusterName}, &clusterv1alpha1.Cluster{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("unjoin %s: the Cluster is still being removed after %s (its Works wait for their objects to be deleted in the member; see the controller manager's log)", o.ClusterName, o.Wait)
+		case <-tick.C:
+		}
+	}
+	if ref := cluster.Spec.SecretRef; ref != nil {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
+		if err := cp.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("unjoin %s: delete credentials Secret %s/%s: %w", o.ClusterName, ref.Namespace, ref.Name, err)
+		}
+	}
+	if o.Member != nil {
+		cs, err := kubernetes.NewForConfig(o.Member)
+		if err != nil {
+			return err
+		}
+		sa := "karmada-" + o.ClusterName
+		if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, "karmada-controller-manager:"+sa, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("unjoin %s: remove the role binding in the member: %w", o.ClusterName, err)
+		}
+		if err := cs.CoreV1().ServiceAccounts(ClusterSecretNamespace).Delete(ctx, sa, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("unjoin %s: remove service account %s/%s in the member: %w", o.ClusterName, ClusterSecretNamespace, sa, err)
+		}
+		if err := cs.CoreV1().Secrets(ClusterSecretNamespace).Delete(ctx, sa+"-token", metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("unjoin %s: remove the token Secret in the member: %w", o.ClusterName, err)
+		}
+	}
+	return nil
+}

@@ -23,6 +23,10 @@ const (
 
 	// TaintClusterUnreachable marks a cluster whose Ready condition is Unknown.
 	TaintClusterUnreachable = "cluster.karmada.io/unreachable"
+
+	// TaintClusterUnschedulable marks a cordoned cluster (karmadactl cordon), with effect
+	// NoSchedule.
+	TaintClusterUnschedulable = "cluster.karmada.io/unschedulable"
 )
 
 // Keys of the Secret named by ClusterSpec.SecretRef and ClusterSpec.ImpersonatorSecretRef.
@@ -42,3 +46,9 @@ const ExecutionSpacePrefix = "karmada-es-"
 func ExecutionNamespace(clusterName string) string {
 	return ExecutionSpacePrefix + clusterName
 }
+
+// OrphanResourcesAnnotation, "true" on a Cluster being deleted, leaves the
+// objects Flotilla propagated in the member instead of removing them
+// (`flotilla unjoin --orphan`: a cluster handed back to its owners keeps its
+// workloads running). Flotilla's own; Karmada always removes them.
+const OrphanResourcesAnnotation = "cluster.flotilla.io/orphan-resources"

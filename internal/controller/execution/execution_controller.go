@@ -651,7 +651,7 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 		return ctrl.Result{}, nil
 	}
 	preserve := w.Spec.PreserveResourcesOnDeletion != nil && *w.Spec.PreserveResourcesOnDeletion
-	if !preserve && !(r.leaving(ctx, cluster) && !r.ready(ctx, cluster)) {
+	if !preserve && !(r.leaving(ctx, cluster) && (!r.ready(ctx, cluster) || r.orphaning(ctx, cluster))) {
 		m, err := r.Members.Get(ctx, cluster)
 		switch {
 		case apierrors.IsNotFound(errors.Unwrap(err)) || apierrors.IsNotFound(err):
@@ -670,6 +670,13 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 	}
 	controllerutil.RemoveFinalizer(w, Finalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, w))
+}
+
+// orphaning reports a cluster unjoined with clusterv1alpha1.OrphanResourcesAnnotation: its
+// objects stay in the member.
+func (r *Reconciler) orphaning(ctx context.Context, name string) bool {
+	c := &clusterv1alpha1.Cluster{}
+	return r.Client.Get(ctx, client.ObjectKey{Name: name}, c) == nil && c.Annotations[clusterv1alpha1.OrphanResourcesAnnotation] == "true"
 }
 
 // leaving reports a cluster being unjoined. If it cannot be reached, its

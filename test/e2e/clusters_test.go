@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// flotillaCmd runs flotilla with args and returns its combined output and
+// whether it succeeded.
+func (s *stack) flotillaCmd(args ...string) (string, bool) {
+	out, err := exec.Command(flotillaBin, args...).CombinedOutput()
+	return string(out), err == nil
+}
+
+// TestClusterCommands manages clusters from the command line as a Karmada
+// user does with karmadactl: unjoin with --orphan leaves the member's
+// objects running; join brings a cluster in from its kubeconfig and a
+// policy places an application on it; bad joins are refused; cordon keeps
+// new placements off a cluster and uncordon lets them back; taint adds and
+// removes a taint with kubectl's syntax; unjoin without --orphan removes
+// the member's objects.
+func TestClusterCommands(t *testing.T) {
+	s := startStack(t, 3)
+	cp := []string{"--kubeconfig", filepath.Join(s.dataDir, "karmada.config")}
+	members := filepath.Join(s.dataDir, "members.config")
+	run := func(args ...string) string {
+		t.Helper()
+		out, ok := s.flotillaCmd(append(args, cp...)...)
+		if !ok {
+			t.Fatalf("flotilla %s: %s", strings.Join(args, " "), out)
+		}
+		return out
+	}
+	refused := func(want string, args ...string) {
+		t.Helper()
+		out, ok := s.flotillaCmd(append(args, cp...)...)
+		if ok || !strings.Contains(out, want) {
+			t.Errorf("flotilla %s: succeeded=%v, output %q, want a refusal saying %q", strings.Join(args, " "), ok, out, want)
+		}
+	}
+
+	// An application on member3, then member3 unjoined with --orphan.
+	s.kubectl("", "create", "namespace", "apps")
+	s.mustApply(t, "", deploymentYAML("apps", "kept", 2, "nginx")+"---\n"+policyTo("apps", "kept", "Deployment", "kept", "member3"))
+	s.waitFor(t, "2", "member3", "deploy", "kept", "-n", "apps", "-o", "jsonpath={.spec.replicas}")
+	if out := run("unjoin", "member3", "--orphan"); !strings.Contains(out, "cluster(member3) is unjoined successfully") {
+		t.Errorf("unjoin output %q", out)
+	}
+	if got := s.get("", "cluster", "member3", "-o", "name"); got != "" {
+		t.Errorf("the Cluster is still there after unjoin: %q", got)
+	}
+	if got := s.get("member3", "deploy", "kept", "-n", "apps", "-o", "jsonpath={.spec.replicas}"); got != "2" {
+		t.Errorf("--orphan: member3's Deployment is %q, want it left running with 2 replicas", got)
+	}
+	refused("no such cluster", "unjoin", "member3")
+
+	// Joined again from its kubeconfig; bad joins are refused first.
+	refused("--cluster-kubeconfig is required", "join", "member3")
+	unreachable := filepath.Join(t.TempDir(), "unreachable.config")
+	if err := os.WriteFile(unreachable, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: x, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: x, user: {token: t}}]
+contexts: [{name: x, context: {cluster: x, user: x}}]
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refused("cannot reach the cluster", "join", "ghost", "--cluster-kubeconfig", unreachable)
+	if got := s.get("", "cluster", "ghost", "-o", "name"); got != "" {
+		t.Errorf("a refused join left a Cluster: %q", got)
+	}
+	refused("the name is taken by the cluster at", "join", "member1", "--cluster-kubeconfig", members, "--cluster-context", "member3")
+	if out := run("join", "member3", "--cluster-kubeconfig", members, "--cluster-context", "member3"); !strings.Contains(out, "cluster(member3) is joined successfully") {
+		t.Errorf("join output %q", out)
+	}
+	s.waitFor(t, "True", "", "cluster", "member3", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	if got := s.get("", "cluster", "member3", "-o", "jsonpath={.spec.syncMode}/{.spec.region}"); !strings.HasPrefix(got, "Push/") || got == "Push/" {
+		t.Errorf("joined Cluster syncMode/region %q: want Push and the region from the member's node labels", got)
+	}
+	s.mustApply(t, "", deploymentYAML("apps", "placed", 1, "nginx")+"---\n"+policyTo("apps", "placed", "Deployment", "placed", "member3"))
+	s.waitFor(t, "1", "member3", "deploy", "placed", "-n", "apps", "-o", "jsonpath={.spec.replicas}")
+
+	// cordon: new placements keep off member2; uncordon lets them back.
+	if out := run("cordon", "member2"); !strings.Contains(out, "cluster/member2 cordoned") {
+		t.Errorf("cordon output %q", out)
+	}
+	s.waitFor(t, "cluster.karmada.io/unschedulable:NoSchedule", "", "cluster", "member2", "-o", `jsonpath={range .spec.taints[*]}{.key}:{.effect}{end}`)
+	s.mustApply(t, "", deploymentYAML("apps", "fenced", 1, "nginx")+"---\n"+policyTo("apps", "fenced", "Deployment", "fenced", "member1", "member2"))
+	s.waitFor(t, "member1", "", "rb", "fenced-deployment", "-n", "apps", "-o", "jsonpath={.spec.clusters[*].name}")
+	run("uncordon", "member2")
+	s.waitFor(t, "", "", "cluster", "member2", "-o", "jsonpath={.spec.taints}")
+	s.mustApply(t, "", deploymentYAML("apps", "open", 2, "nginx")+"---\n"+strings.Replace(policyTo("apps", "open", "Deployment", "open", "member1", "member2"), "replicaDivisionPreference: Aggregated", "replicaDivisionPreference: Weighted", 1))
+	s.waitFor(t, "member1 member2", "", "rb", "open-deployment", "-n", "apps", "-o", "jsonpath={.spec.clusters[*].name}")
+
+	// taint, with kubectl's syntax; a bad effect is refused.
+	run("taint", "clusters", "member1", "dedicated=gpu:NoSchedule")
+	s.waitFor(t, "dedicated=gpu:NoSchedule", "", "cluster", "member1", "-o", `jsonpath={range .spec.taints[*]}{.key}={.value}:{.effect}{end}`)
+	refused("already has taint", "taint", "member1", "dedicated=cpu:NoSchedule")
+	refused(`effect "Sometimes" is not NoSchedule`, "taint", "member1", "x=y:Sometimes")
+	run("taint", "member1", "dedicated:NoSchedule-")
+	s.waitFor(t, "", "", "cluster", "member1", "-o", "jsonpath={.spec.taints}")
+
+	// unjoin without --orphan removes what Flotilla put in the member.
+	run("unjoin", "member3", "--cluster-kubeconfig", members, "--cluster-context", "member3")
+	s.waitFor(t, "", "member3", "deploy", "placed", "-n", "apps", "-o", "name")
+	if got := s.get("member3", "serviceaccount", "karmada-member3", "-n", "karmada-cluster", "-o", "name"); got != "" {
+		t.Errorf("the member's service account is left: %q", got)
+	}
+}
