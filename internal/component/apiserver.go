@@ -8,6 +8,7 @@ package component
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -23,6 +24,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/flagz"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/cli/globalflag"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -33,6 +35,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	"github.com/flotilla-io/flotilla/internal/claimadmission"
+	"github.com/flotilla-io/flotilla/internal/clusterproxy"
 	"github.com/flotilla-io/flotilla/internal/defaultingadmission"
 	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
@@ -218,7 +221,7 @@ func newAPIServerCommand(plugins ...plugin) *cobra.Command {
 			}
 			featureGate.(featuregate.MutableFeatureGate).AddMetrics()
 			s.GenericServerRunOptions.ComponentGlobalsRegistry.AddMetrics()
-			return apiserverapp.Run(ctx, completed)
+			return runControlPlane(ctx, completed)
 		},
 		Args: cobra.NoArgs,
 	}
@@ -230,6 +233,41 @@ func newAPIServerCommand(plugins ...plugin) *cobra.Command {
 		cmd.Flags().AddFlagSet(f)
 	}
 	return cmd
+}
+
+// runControlPlane is apiserverapp.Run with the Cluster proxy subresource
+// (package clusterproxy) in the handler chain, behind authentication and
+// authorization.
+func runControlPlane(ctx context.Context, opts options.CompletedOptions) error {
+	if opts.InformerName == nil {
+		name, err := toolscache.NewInformerName("kube-apiserver")
+		if err != nil {
+			return err
+		}
+		opts.InformerName = name
+	}
+	config, err := apiserverapp.NewConfig(opts)
+	if err != nil {
+		return err
+	}
+	generic := config.Aggregator.GenericConfig
+	build, loopback := generic.BuildHandlerChainFunc, generic.LoopbackClientConfig
+	generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return build(clusterproxy.Wrap(h, loopback), c)
+	}
+	completed, err := config.Complete()
+	if err != nil {
+		return err
+	}
+	server, err := apiserverapp.CreateServerChain(completed)
+	if err != nil {
+		return err
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return err
+	}
+	return prepared.Run(ctx)
 }
 
 // signalContext returns a context cancelled by SIGTERM or SIGINT.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // flotillaCmd runs flotilla with args and returns its combined output and
@@ -103,6 +104,43 @@ current-context: x
 	refused(`effect "Sometimes" is not NoSchedule`, "taint", "member1", "x=y:Sometimes")
 	run("taint", "member1", "dedicated:NoSchedule-")
 	s.waitFor(t, "", "", "cluster", "member1", "-o", "jsonpath={.spec.taints}")
+
+	// The Cluster proxy subresource: the member's API through the control
+	// plane, as the caller (impersonated), under the control plane's RBAC
+	// on clusters/proxy.
+	proxy := "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy/api/v1/namespaces/apps"
+	if got := s.kubectl("", "get", "--raw", proxy); !strings.Contains(got, `"name":"apps"`) {
+		t.Errorf("GET %s = %q, want member1's namespace apps", proxy, got)
+	}
+	if out, err := exec.Command("kubectl", "--kubeconfig", cp[1], "get", "--raw", "/apis/cluster.karmada.io/v1alpha1/clusters/nosuch/proxy/api").CombinedOutput(); err == nil || !strings.Contains(string(out), `clusters.cluster.karmada.io "nosuch" not found`) {
+		t.Errorf("proxy to a cluster that does not exist: %v %s", err, out)
+	}
+	s.kubectl("", "create", "serviceaccount", "viewer", "-n", "default")
+	token := strings.TrimSpace(s.kubectl("", "create", "token", "viewer", "-n", "default"))
+	server := s.kubectl("", "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}")
+	asViewer := func() string {
+		out, _ := exec.Command("kubectl", "--kubeconfig", os.DevNull, "--server", server, "--insecure-skip-tls-verify", "--token", token, "get", "--raw", proxy).CombinedOutput()
+		return string(out)
+	}
+	if got := asViewer(); !strings.Contains(got, `cannot get resource "clusters/proxy" in API group "cluster.karmada.io"`) {
+		t.Errorf("a caller without clusters/proxy rights: %q, want the control plane's Forbidden", got)
+	}
+	s.mustApply(t, "", `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-proxy}
+rules: [{apiGroups: [cluster.karmada.io], resources: [clusters/proxy], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: viewer-cluster-proxy}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-proxy}
+subjects: [{kind: ServiceAccount, name: viewer, namespace: default}]
+`)
+	eventually(t, time.Minute, "the viewer to reach member1 as itself", func() (bool, string) {
+		got := asViewer()
+		return strings.Contains(got, `User "system:serviceaccount:default:viewer" cannot get resource "namespaces"`) ||
+			strings.Contains(got, `User "system:serviceaccount:default:viewer" cannot get resource "namespaces"`), got
+	})
 
 	// unjoin without --orphan removes what Flotilla put in the member.
 	run("unjoin", "member3", "--cluster-kubeconfig", members, "--cluster-context", "member3")
