@@ -271,8 +271,9 @@ func (o *UpOptions) runForeground(out io.Writer) error {
 }
 
 // PostStartSteps run, in order, once every cluster is ready: the control
-// plane gets the Karmada CRDs, the members join it (push mode), Flotilla's
-// controller manager starts, and up waits until every Cluster is Ready.
+// plane gets the Karmada CRDs, the members join it (push mode), the metrics
+// adapter and Flotilla's controller manager start, and up waits until every
+// Cluster is Ready.
 var PostStartSteps = []localstack.Step{
 	{Name: "Karmada CRDs installed and Established", Run: func(ctx context.Context, s *localstack.Stack) error {
 		cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
@@ -282,10 +283,12 @@ var PostStartSteps = []localstack.Step{
 		return controlplane.Bootstrap(ctx, cfg)
 	}},
 	{Name: "member clusters joined (push mode), with the mcs-api CRDs", Run: joinMembers},
+	// The adapter first, so that the FederatedHPA controller's first syncs
+	// find the control plane's metrics APIs served.
+	{Run: startMetricsAdapter},
 	{Run: func(ctx context.Context, s *localstack.Stack) error {
 		return s.StartComponent(ctx, s.Plan.ControllerManager)
 	}},
-	{Run: startMetricsAdapter},
 	{Name: "every Cluster is Ready", Run: waitClustersReady},
 }
 

@@ -302,7 +302,7 @@ var builders = []builder{
 		}
 		return []setup{&federatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(), Members: s.members,
 			Recommender: hpa.NewRecommender(metrics, cfg, nil), SyncPeriod: cfg.SyncPeriod,
-			Recorder: s.mgr.GetEventRecorderFor("federatedhpa-controller")}}, nil
+			Recorder: s.mgr.GetEventRecorderFor("federatedHPA-controller")}}, nil
 	}},
 	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {

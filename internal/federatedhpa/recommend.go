@@ -267,6 +267,13 @@ func FailedGetScaleCondition(err error) autoscalingv2.HorizontalPodAutoscalerCon
 		"the HPA controller was unable to get the target's current scale: %v", err)
 }
 
+// TargetUnavailableCondition is the AbleToScale condition of a sync that
+// stopped before reading /scale, with reason one of the FailedGetScaleTargetRef,
+// FailedGetBinding and FailedGetTargetClusters reasons; err says what is missing.
+func TargetUnavailableCondition(reason string, err error) autoscalingv2.HorizontalPodAutoscalerCondition {
+	return condition(autoscalingv2.AbleToScale, corev1.ConditionFalse, reason, "the HPA controller cannot scale the target: %v", err)
+}
+
 // RescaledCondition is the AbleToScale condition of a sync that wrote replicas to the
 // target's /scale.
 func RescaledCondition(replicas int32) autoscalingv2.HorizontalPodAutoscalerCondition {

@@ -93,7 +93,7 @@ type Plan struct {
 	// plane; it starts once the Karmada CRDs are installed.
 	ControllerManager Component
 	// MetricsAdapter serves the control plane's metrics APIs from the
-	// members (`flotilla metrics-adapter`); it starts after the controller
+	// members (`flotilla metrics-adapter`); it starts before the controller
 	// manager. Its Kind is empty when the stack has no simulated member.
 	MetricsAdapter Component
 	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
@@ -418,8 +418,8 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\nafter the Karmada CRDs are installed and the members joined:\n")
-	writeComponent(p.ControllerManager, "  ")
 	if p.MetricsAdapter.Kind != "" {
 		writeComponent(p.MetricsAdapter, "  ")
 	}
+	writeComponent(p.ControllerManager, "  ")
 }

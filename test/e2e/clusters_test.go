@@ -97,6 +97,38 @@ current-context: x
 	s.mustApply(t, "", deploymentYAML("apps", "open", 2, "nginx")+"---\n"+strings.Replace(policyTo("apps", "open", "Deployment", "open", "member1", "member2"), "replicaDivisionPreference: Aggregated", "replicaDivisionPreference: Weighted", 1))
 	s.waitFor(t, "member1 member2", "", "rb", "open-deployment", "-n", "apps", "-o", "jsonpath={.spec.clusters[*].name}")
 
+	// get across clusters, through the Cluster proxy, with a CLUSTER column.
+	s.waitFor(t, "1", "member2", "deploy", "open", "-n", "apps", "-o", "jsonpath={.spec.replicas}")
+	table := run("get", "deploy", "-n", "apps", "-C", "member1,member2")
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSpace(table), "\n") {
+		f := strings.Fields(l)
+		rows = append(rows, f[0]+" "+f[1])
+	}
+	if want := "NAME CLUSTER,fenced member1,open member1,open member2"; strings.Join(rows, ",") != want {
+		t.Errorf("flotilla get deploy -C member1,member2:\n%s\nwant rows %s", table, want)
+	}
+	if out := run("get", "deploy", "open", "-n", "apps", "--operation-scope", "all"); !strings.Contains(out, "Karmada") || strings.Count(out, "open") != 3 {
+		t.Errorf("--operation-scope all:\n%s\nwant the control plane (Karmada) and both members", out)
+	}
+	if out := run("get", "deploy", "open", "-n", "apps", "-C", "member2", "-o", "yaml"); !strings.Contains(out, "resource.karmada.io/query-from-cluster: member2") {
+		t.Errorf("-o yaml does not name the cluster:\n%s", out)
+	}
+	refused(`doesn't have a resource type "nosuchkind"`, "get", "nosuchkind", "-C", "member1")
+	refused(`cluster "nosuch" not found`, "get", "deploy", "-C", "nosuch")
+	s.applyIn("member1", `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterResourceUsage
+metadata: {name: apps-usage}
+spec:
+  selector: {matchNamespaces: [apps]}
+  usages:
+  - usage: {cpu: {value: 150m}, memory: {value: 64Mi}}
+`)
+	eventually(t, 2*time.Minute, "flotilla top pods to show member1's pods", func() (bool, string) {
+		out, _ := s.flotillaCmd(append([]string{"top", "pods", "-n", "apps", "-C", "member1"}, cp...)...)
+		return strings.Contains(out, "CLUSTER") && strings.Contains(out, "member1") && strings.Contains(out, "150m"), out
+	})
+
 	// taint, with kubectl's syntax; a bad effect is refused.
 	run("taint", "clusters", "member1", "dedicated=gpu:NoSchedule")
 	s.waitFor(t, "dedicated=gpu:NoSchedule", "", "cluster", "member1", "-o", `jsonpath={range .spec.taints[*]}{.key}={.value}:{.effect}{end}`)

@@ -56,6 +56,20 @@ spec:
 	if msg := s.get("", "fhpa", "conf", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="AbleToScale")].message}`); !strings.Contains(msg, "no scale subresource") {
 		t.Errorf("AbleToScale message %q does not say why", msg)
 	}
+
+	// Karmada's reasons for a target that does not exist and one no policy propagates.
+	s.mustApply(t, "", federatedHPA(ns, "ghost", "nosuch", 1, 3)+"---\n"+deploymentYAML(ns, "loner", 1, "nginx")+"---\n"+federatedHPA(ns, "loner", "loner", 1, 3))
+	s.waitFor(t, "False/FailedGetScaleTargetRef", "", "fhpa", "ghost", "-n", ns, "-o",
+		`jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}/{.status.conditions[?(@.type=="AbleToScale")].reason}`)
+	s.waitFor(t, "False/FailedGetBinding", "", "fhpa", "loner", "-n", ns, "-o",
+		`jsonpath={.status.conditions[?(@.type=="AbleToScale")].status}/{.status.conditions[?(@.type=="AbleToScale")].reason}`)
+	if msg := s.get("", "fhpa", "loner", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="AbleToScale")].message}`); !strings.Contains(msg, "no PropagationPolicy or ClusterPropagationPolicy propagates it") {
+		t.Errorf("FailedGetBinding message %q does not say why", msg)
+	}
+	s.waitFor(t, "FailedGetBindings", "", "events", "-n", ns, "--field-selector", "involvedObject.name=loner,involvedObject.kind=FederatedHPA,reason=FailedGetBindings", "-o", "jsonpath={.items[0].reason}")
+	if src := s.get("", "events", "-n", ns, "--field-selector", "involvedObject.name=loner,involvedObject.kind=FederatedHPA", "-o", "jsonpath={.items[0].source.component}"); src != "federatedHPA-controller" {
+		t.Errorf("event source %q, want Karmada's federatedHPA-controller", src)
+	}
 }
 
 // TestFederatedHPAScalesOnMetricsFromMembers runs the whole autoscaling

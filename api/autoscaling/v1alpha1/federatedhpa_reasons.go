@@ -11,8 +11,18 @@ const (
 	// SucceededGetScaleReason (True): the target's /scale subresource was read.
 	SucceededGetScaleReason = "SucceededGetScale"
 	// FailedGetScaleReason (False, and a Warning event): the target's /scale could not be read,
-	// for example because the target does not exist or has no scale subresource.
+	// for example because its kind has no scale subresource.
 	FailedGetScaleReason = "FailedGetScale"
+	// FailedGetScaleTargetRefReason (False, and a Warning event): the object
+	// spec.scaleTargetRef names does not exist on the control plane.
+	FailedGetScaleTargetRefReason = "FailedGetScaleTargetRef"
+	// FailedGetBindingReason (False; the Warning event's reason is FailedGetBindingsReason):
+	// the target has no ResourceBinding: no policy propagates it.
+	FailedGetBindingReason  = "FailedGetBinding"
+	FailedGetBindingsReason = "FailedGetBindings"
+	// FailedGetTargetClustersReason (False, and a Warning event): the target's binding
+	// places it in no cluster.
+	FailedGetTargetClustersReason = "FailedGetTargetClusters"
 	// SucceededRescaleReason (True): the new replica count was written to the target's /scale.
 	SucceededRescaleReason = "SucceededRescale"
 	// FailedUpdateScaleReason (False): writing the target's /scale failed.

@@ -13,6 +13,7 @@ package federatedhpa
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -88,8 +89,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := metav1.Now()
 	target, scaleRes, err := r.observe(ctx, f)
 	if err != nil {
-		r.Recorder.Event(f, corev1.EventTypeWarning, autoscalingv1alpha1.FailedGetScaleReason, err.Error())
-		status.Conditions = hpa.SetCondition(status.Conditions, hpa.FailedGetScaleCondition(err), now)
+		var te *targetError
+		if errors.As(err, &te) {
+			r.Recorder.Event(f, corev1.EventTypeWarning, te.event, te.err.Error())
+			status.Conditions = hpa.SetCondition(status.Conditions, hpa.TargetUnavailableCondition(te.reason, te.err), now)
+		} else {
+			r.Recorder.Event(f, corev1.EventTypeWarning, autoscalingv1alpha1.FailedGetScaleReason, err.Error())
+			status.Conditions = hpa.SetCondition(status.Conditions, hpa.FailedGetScaleCondition(err), now)
+		}
 		return next, r.writeStatus(ctx, f, status)
 	}
 	rec := r.Recommender.Recommend(ctx, f, target)
@@ -138,8 +145,20 @@ func (r *Reconciler) writeStatus(ctx context.Context, f *autoscalingv1alpha1.Fed
 	return nil
 }
 
+// targetError is a sync that stopped before /scale: the target, its
+// binding or its clusters are missing. reason is the AbleToScale condition's,
+// event the Warning event's (Karmada's reasons).
+type targetError struct {
+	reason, event string
+	err           error
+}
+
+func (e *targetError) Error() string { return e.err.Error() }
+
 // observe reads the scale target's /scale on the control plane, and its
-// pods and copies in the member clusters its binding places it in.
+// pods and copies in the member clusters its binding places it in. Errors:
+// a *targetError when the target does not exist, is not propagated or is
+// placed nowhere; otherwise the /scale could not be read.
 func (r *Reconciler) observe(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA) (hpa.Target, dynamic.ResourceInterface, error) {
 	ref := f.Spec.ScaleTargetRef
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
@@ -157,27 +176,35 @@ func (r *Reconciler) observe(ctx context.Context, f *autoscalingv1alpha1.Federat
 			if _, gerr := res.Get(ctx, ref.Name, metav1.GetOptions{}); gerr == nil {
 				return hpa.Target{}, nil, fmt.Errorf("%s %s/%s has no scale subresource: scaleTargetRef must name a kind that has one", ref.Kind, f.Namespace, ref.Name)
 			}
-			return hpa.Target{}, nil, fmt.Errorf("%s %s/%s does not exist", ref.Kind, f.Namespace, ref.Name)
+			return hpa.Target{}, nil, &targetError{reason: autoscalingv1alpha1.FailedGetScaleTargetRefReason, event: autoscalingv1alpha1.FailedGetScaleTargetRefReason,
+				err: fmt.Errorf("%s %s/%s does not exist", ref.Kind, f.Namespace, ref.Name)}
 		}
 		return hpa.Target{}, nil, fmt.Errorf("read the scale of %s %s/%s: %w", ref.Kind, f.Namespace, ref.Name, err)
+	}
+	b := &workv1alpha2.ResourceBinding{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: f.Namespace, Name: binding.Name(ref.Name, ref.Kind)}, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			err = fmt.Errorf("%s %s/%s has no ResourceBinding: no PropagationPolicy or ClusterPropagationPolicy propagates it", ref.Kind, f.Namespace, ref.Name)
+		}
+		return hpa.Target{}, nil, &targetError{reason: autoscalingv1alpha1.FailedGetBindingReason, event: autoscalingv1alpha1.FailedGetBindingsReason, err: err}
+	}
+	if len(b.Spec.Clusters) == 0 {
+		return hpa.Target{}, nil, &targetError{reason: autoscalingv1alpha1.FailedGetTargetClustersReason, event: autoscalingv1alpha1.FailedGetTargetClustersReason,
+			err: fmt.Errorf("ResourceBinding %s/%s places %s %s in no cluster yet", b.Namespace, b.Name, ref.Kind, ref.Name)}
 	}
 	spec, _, _ := unstructured.NestedInt64(sc.Object, "spec", "replicas")
 	stat, _, _ := unstructured.NestedInt64(sc.Object, "status", "replicas")
 	selector, _, _ := unstructured.NestedString(sc.Object, "status", "selector")
 	t := hpa.Target{SpecReplicas: int32(spec), StatusReplicas: int32(stat), Selector: selector}
-	t.Pods, t.Calibration = r.members(ctx, f, mapping.Resource, selector, int32(spec))
+	t.Pods, t.Calibration = r.members(ctx, f, b, mapping.Resource, selector, int32(spec))
 	return t, res, nil
 }
 
 // members gathers the target's pods (those selector matches) in every
-// cluster its binding places it in, and the calibration: the copies'
-// spec.replicas summed, over the template's. A cluster that cannot be read
-// is left out of this sync (its pods count as missing).
-func (r *Reconciler) members(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA, gvr schema.GroupVersionResource, selector string, specReplicas int32) ([]hpa.Pod, float64) {
-	b := &workv1alpha2.ResourceBinding{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: f.Namespace, Name: binding.Name(f.Spec.ScaleTargetRef.Name, f.Spec.ScaleTargetRef.Kind)}, b); err != nil {
-		return nil, 1
-	}
+// cluster b places it in, and the calibration: the copies' spec.replicas
+// summed, over the template's. A cluster that cannot be read is left out of
+// this sync (its pods count as missing).
+func (r *Reconciler) members(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA, b *workv1alpha2.ResourceBinding, gvr schema.GroupVersionResource, selector string, specReplicas int32) ([]hpa.Pod, float64) {
 	sel, err := labels.Parse(selector)
 	if err != nil || selector == "" {
 		return nil, 1

@@ -1,0 +1,529 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/clusterproxy"
+	"github.com/flotilla-io/flotilla/internal/controlplane"
+)
+
+// controlPlaneRow names the control plane in the CLUSTER column, as
+// karmadactl does.
+const controlPlaneRow = "Karmada"
+
+// queryFromCluster marks, in -o yaml/json output, the cluster an object came
+// from (the annotation Karmada's metrics adapter uses for the same purpose).
+const queryFromCluster = "resource.karmada.io/query-from-cluster"
+
+// target is one cluster a multi-cluster read goes to.
+type target struct {
+	name string
+	cfg  *rest.Config
+}
+
+// memberTargets resolves -C (empty: every joined cluster) to configs that
+// reach each member through the control plane's Cluster proxy, with the
+// caller's control-plane credentials. Unknown names are an error listing the
+// joined clusters.
+func memberTargets(ctx context.Context, cp controlPlaneFlags, names []string) ([]target, error) {
+	cfg, err := cp.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+	if err != nil {
+		return nil, err
+	}
+	list := &clusterv1alpha1.ClusterList{}
+	if err := c.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list the control plane's Clusters: %w", err)
+	}
+	joined := map[string]bool{}
+	var all []string
+	for _, cl := range list.Items {
+		joined[cl.Name] = true
+		all = append(all, cl.Name)
+	}
+	sort.Strings(all)
+	if len(names) == 0 {
+		names = all
+	}
+	var out []target
+	for _, n := range names {
+		if !joined[n] {
+			return nil, fmt.Errorf("cluster %q not found; joined clusters: %s", n, strings.Join(all, ", "))
+		}
+		mc := rest.CopyConfig(cfg)
+		mc.Host = strings.TrimSuffix(cfg.Host, "/") + clusterproxy.Prefix + n + "/proxy"
+		out = append(out, target{name: n, cfg: mc})
+	}
+	return out, nil
+}
+
+// getRaw GETs path on t with accept and decodes the JSON answer into out.
+func getRaw(ctx context.Context, t target, path string, query url.Values, accept string, out any) error {
+	hc, err := rest.HTTPClientFor(t.cfg)
+	if err != nil {
+		return err
+	}
+	u := strings.TrimSuffix(t.cfg.Host, "/") + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		status := &metav1.Status{}
+		if json.Unmarshal(body, status) == nil && status.Message != "" {
+			return &apierrors.StatusError{ErrStatus: *status}
+		}
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	return json.Unmarshal(body, out)
+}
+
+// resourcePath is the API path of gvr's objects in namespace ("" for all or
+// cluster-scoped), and name when given.
+func resourcePath(m *meta.RESTMapping, namespace, name string) string {
+	gv := m.Resource.GroupVersion()
+	p := "/apis/" + gv.String()
+	if gv.Group == "" {
+		p = "/api/" + gv.Version
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	p += "/" + m.Resource.Resource
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+type getOptions struct {
+	cp            controlPlaneFlags
+	clusters      []string
+	namespace     string
+	allNamespaces bool
+	output        string
+	selector      string
+	scope         string
+}
+
+func newGetCommand() *cobra.Command {
+	o := &getOptions{}
+	cmd := &cobra.Command{
+		Use:   "get KIND [NAME] [-C member1,member2] [-n NS] [-o wide|yaml|json]",
+		Short: "Show objects of the member clusters (and the control plane) in one table",
+		Long: `Show objects as 'kubectl get' does, read from several clusters at once through the
+control plane's Cluster proxy (so your control-plane credentials and RBAC apply,
+and members need not be reachable from your machine), with a CLUSTER column,
+as 'karmadactl get' does.
+
+--operation-scope says where to read: karmada (the control plane), members
+(the clusters of -C, every joined cluster without it), or all. It defaults to
+members when -C is given, else karmada.`,
+		Example: `  flotilla get deploy -n shop -C member1,member2
+  flotilla get pods -A --operation-scope members -o wide
+  flotilla get deploy nginx --operation-scope all
+  flotilla get deploy nginx -C member1 -o yaml`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	o.cp.add(cmd)
+	f := cmd.Flags()
+	f.StringSliceVarP(&o.clusters, "clusters", "C", nil, "member clusters to read (default: every joined cluster)")
+	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's, else default)")
+	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "every namespace")
+	f.StringVarP(&o.output, "output", "o", "", "wide, yaml or json (default: a table)")
+	f.StringVarP(&o.selector, "selector", "l", "", "label selector, e.g. app=web")
+	f.StringVar(&o.scope, "operation-scope", "", "karmada, members or all (see above)")
+	return cmd
+}
+
+func (o *getOptions) targets(ctx context.Context) ([]target, error) {
+	scope := o.scope
+	if scope == "" {
+		scope = "karmada"
+		if len(o.clusters) > 0 {
+			scope = "members"
+		}
+	}
+	var out []target
+	switch scope {
+	case "karmada", "all":
+		cfg, err := o.cp.restConfig()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, target{name: controlPlaneRow, cfg: cfg})
+	case "members":
+	default:
+		return nil, fmt.Errorf("--operation-scope %q: want karmada, members or all", o.scope)
+	}
+	if scope == "members" || scope == "all" {
+		members, err := memberTargets(ctx, o.cp, o.clusters)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, members...)
+	} else if len(o.clusters) > 0 {
+		return nil, fmt.Errorf("-C names member clusters, which --operation-scope karmada does not read: use members or all")
+	}
+	return out, nil
+}
+
+// mapping resolves a kind argument (pods, deploy, deployments.apps, ...)
+// with t's discovery.
+func mapping(t target, arg string) (*meta.RESTMapping, error) {
+	d, err := discovery.NewDiscoveryClientForConfig(t.cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(d)
+	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(arg))
+	var res schema.GroupVersionResource
+	if gvr != nil {
+		res, err = mapper.ResourceFor(*gvr)
+	}
+	if gvr == nil || err != nil {
+		res, err = mapper.ResourceFor(gr.WithVersion(""))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the server doesn't have a resource type %q", arg)
+	}
+	gvk, err := mapper.KindFor(res)
+	if err != nil {
+		return nil, err
+	}
+	return mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+}
+
+func (o *getOptions) run(cmd *cobra.Command, args []string) error {
+	ctx, cancel := context2(cmd, time.Minute)
+	defer cancel()
+	if o.namespace == "" && !o.allNamespaces {
+		o.namespace = (&promoteOptions{kubeconfig: o.cp.kubeconfig, context: o.cp.context}).defaultNamespace()
+	}
+	if o.allNamespaces {
+		o.namespace = ""
+	}
+	name := ""
+	if len(args) == 2 {
+		name = args[1]
+	}
+	switch o.output {
+	case "", "wide", "yaml", "json":
+	default:
+		return fmt.Errorf("--output %q: want wide, yaml or json", o.output)
+	}
+	targets, err := o.targets(ctx)
+	if err != nil {
+		return err
+	}
+	type answer struct {
+		table *metav1.Table
+		list  *unstructured.UnstructuredList
+		err   error
+	}
+	answers := make([]answer, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := mapping(t, args[0])
+			if err != nil {
+				answers[i].err = err
+				return
+			}
+			q := url.Values{}
+			if o.selector != "" && name == "" {
+				q.Set("labelSelector", o.selector)
+			}
+			path := resourcePath(m, o.namespace, name)
+			if o.output == "yaml" || o.output == "json" {
+				if name != "" {
+					obj := &unstructured.Unstructured{}
+					if answers[i].err = getRaw(ctx, t, path, q, "application/json", &obj.Object); answers[i].err == nil {
+						answers[i].list = &unstructured.UnstructuredList{Items: []unstructured.Unstructured{*obj}}
+					}
+					return
+				}
+				list := &unstructured.UnstructuredList{}
+				if answers[i].err = getRaw(ctx, t, path, q, "application/json", &list.Object); answers[i].err == nil {
+					items, _, _ := unstructured.NestedSlice(list.Object, "items")
+					for _, it := range items {
+						if m, ok := it.(map[string]any); ok {
+							list.Items = append(list.Items, unstructured.Unstructured{Object: m})
+						}
+					}
+					answers[i].list = list
+				}
+				return
+			}
+			table := &metav1.Table{}
+			answers[i].err = getRaw(ctx, t, path, q, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", table)
+			answers[i].table = table
+		}()
+	}
+	wg.Wait()
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	failed := 0
+	for i, a := range answers {
+		if a.err != nil {
+			failed++
+			if apierrors.IsNotFound(a.err) && name != "" {
+				continue // kubectl-like: reported below when no cluster has it
+			}
+			fmt.Fprintf(errOut, "error: cluster %s: %v\n", targets[i].name, a.err)
+		}
+	}
+	if o.output == "yaml" || o.output == "json" {
+		list := map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{}}
+		var items []any
+		for i, a := range answers {
+			if a.list == nil {
+				continue
+			}
+			for _, it := range a.list.Items {
+				ann := it.GetAnnotations()
+				if ann == nil {
+					ann = map[string]string{}
+				}
+				ann[queryFromCluster] = targets[i].name
+				it.SetAnnotations(ann)
+				items = append(items, it.Object)
+			}
+		}
+		list["items"] = items
+		var data []byte
+		if o.output == "json" {
+			data, err = json.MarshalIndent(list, "", "    ")
+			data = append(data, '\n')
+		} else {
+			data, err = yaml.Marshal(list)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(data)
+		return err
+	}
+	merged := mergeTables(targets, answers, func(i int) *metav1.Table { return answers[i].table })
+	if len(merged.Rows) == 0 {
+		if name != "" {
+			return fmt.Errorf("%s %q not found in %s", args[0], name, clusterNames(targets))
+		}
+		if failed < len(targets) {
+			fmt.Fprintf(errOut, "No resources found in %s.\n", clusterNames(targets))
+		}
+	} else {
+		p := printers.NewTablePrinter(printers.PrintOptions{Wide: o.output == "wide", WithNamespace: o.allNamespaces})
+		if err := p.PrintObj(merged, out); err != nil {
+			return err
+		}
+	}
+	if failed == len(targets) {
+		return fmt.Errorf("no cluster answered")
+	}
+	return nil
+}
+
+func clusterNames(ts []target) string {
+	var n []string
+	for _, t := range ts {
+		n = append(n, t.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// mergeTables joins the clusters' tables into one, with a CLUSTER column
+// after NAME.
+func mergeTables[A any](targets []target, answers []A, table func(int) *metav1.Table) *metav1.Table {
+	merged := &metav1.Table{}
+	for i := range answers {
+		t := table(i)
+		if t == nil || len(t.ColumnDefinitions) == 0 {
+			continue
+		}
+		if merged.ColumnDefinitions == nil {
+			cols := append([]metav1.TableColumnDefinition{}, t.ColumnDefinitions[:1]...)
+			cols = append(cols, metav1.TableColumnDefinition{Name: "Cluster", Type: "string", Description: "the cluster the object is in"})
+			merged.ColumnDefinitions = append(cols, t.ColumnDefinitions[1:]...)
+		}
+		for _, r := range t.Rows {
+			if len(r.Cells) == 0 {
+				continue
+			}
+			cells := append([]any{}, r.Cells[:1]...)
+			cells = append(cells, targets[i].name)
+			r.Cells = append(cells, r.Cells[1:]...)
+			merged.Rows = append(merged.Rows, r)
+		}
+	}
+	return merged
+}
+
+func newTopCommand() *cobra.Command {
+	var cp controlPlaneFlags
+	var clusters []string
+	var namespace, selector string
+	var allNamespaces bool
+	cmd := &cobra.Command{
+		Use:   "top pods|nodes [-C member1,member2] [-n NS]",
+		Short: "Show the CPU and memory use of the member clusters' pods or nodes",
+		Long: `Show the CPU and memory use of pods or nodes in several member clusters, read from
+each member's metrics.k8s.io (metrics-server) through the control plane's Cluster
+proxy, with a CLUSTER column, as 'karmadactl top' does. A member that serves no
+metrics API is named on stderr and left out.`,
+		Example: `  flotilla top pods -n shop
+  flotilla top pods -A -C member1
+  flotilla top nodes`,
+		Args:      exactArgs(1, "pods or nodes"),
+		ValidArgs: []string{"pods", "nodes"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context2(cmd, time.Minute)
+			defer cancel()
+			var what string
+			switch args[0] {
+			case "pod", "pods", "po":
+				what = "pods"
+			case "node", "nodes", "no":
+				what = "nodes"
+			default:
+				return fmt.Errorf("top %q: want pods or nodes", args[0])
+			}
+			if namespace == "" && !allNamespaces {
+				namespace = (&promoteOptions{kubeconfig: cp.kubeconfig, context: cp.context}).defaultNamespace()
+			}
+			targets, err := memberTargets(ctx, cp, clusters)
+			if err != nil {
+				return err
+			}
+			path := "/apis/metrics.k8s.io/v1beta1/nodes"
+			if what == "pods" {
+				path = "/apis/metrics.k8s.io/v1beta1/pods"
+				if !allNamespaces {
+					path = "/apis/metrics.k8s.io/v1beta1/namespaces/" + namespace + "/pods"
+				}
+			}
+			q := url.Values{}
+			if selector != "" {
+				q.Set("labelSelector", selector)
+			}
+			type row struct{ cluster, namespace, name, cpu, mem string }
+			var mu sync.Mutex
+			var rows []row
+			var wg sync.WaitGroup
+			for _, t := range targets {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var r []row
+					if what == "pods" {
+						list := &metricsv1beta1.PodMetricsList{}
+						if err := getRaw(ctx, t, path, q, "application/json", list); err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "error: cluster %s: metrics not available: %v\n", t.name, err)
+							return
+						}
+						for _, p := range list.Items {
+							var cpu, mem int64
+							for _, c := range p.Containers {
+								cpu += c.Usage.Cpu().MilliValue()
+								mem += c.Usage.Memory().Value()
+							}
+							r = append(r, row{t.name, p.Namespace, p.Name, fmt.Sprintf("%dm", cpu), fmt.Sprintf("%dMi", mem/(1024*1024))})
+						}
+					} else {
+						list := &metricsv1beta1.NodeMetricsList{}
+						if err := getRaw(ctx, t, path, q, "application/json", list); err != nil {
+							fmt.Fprintf(cmd.ErrOrStderr(), "error: cluster %s: metrics not available: %v\n", t.name, err)
+							return
+						}
+						for _, n := range list.Items {
+							r = append(r, row{t.name, "", n.Name, fmt.Sprintf("%dm", n.Usage.Cpu().MilliValue()), fmt.Sprintf("%dMi", n.Usage.Memory().Value()/(1024*1024))})
+						}
+					}
+					mu.Lock()
+					rows = append(rows, r...)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			sort.Slice(rows, func(i, j int) bool {
+				if rows[i].cluster != rows[j].cluster {
+					return rows[i].cluster < rows[j].cluster
+				}
+				if rows[i].namespace != rows[j].namespace {
+					return rows[i].namespace < rows[j].namespace
+				}
+				return rows[i].name < rows[j].name
+			})
+			if len(rows) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "No resources found\n")
+				return nil
+			}
+			w := printers.GetNewTabWriter(cmd.OutOrStdout())
+			defer w.Flush()
+			if allNamespaces && what == "pods" {
+				fmt.Fprintln(w, "NAMESPACE\tNAME\tCLUSTER\tCPU(cores)\tMEMORY(bytes)")
+			} else {
+				fmt.Fprintln(w, "NAME\tCLUSTER\tCPU(cores)\tMEMORY(bytes)")
+			}
+			for _, r := range rows {
+				if allNamespaces && what == "pods" {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.namespace, r.name, r.cluster, r.cpu, r.mem)
+				} else {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.name, r.cluster, r.cpu, r.mem)
+				}
+			}
+			return nil
+		},
+	}
+	cp.add(cmd)
+	f := cmd.Flags()
+	f.StringSliceVarP(&clusters, "clusters", "C", nil, "member clusters (default: every joined cluster)")
+	f.StringVarP(&namespace, "namespace", "n", "", "namespace (default: the context's, else default)")
+	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "every namespace")
+	f.StringVarP(&selector, "selector", "l", "", "label selector")
+	return cmd
+}
