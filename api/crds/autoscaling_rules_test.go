@@ -212,20 +212,20 @@ func TestFederatedHPARules(t *testing.T) {
 		{
 			name:      "minReplicas above maxReplicas is refused",
 			obj:       fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) { s.MinReplicas = ptr.To[int32](11) }),
-			wantField: "spec.minReplicas",
-			wantErr:   "spec.minReplicas must be less than or equal to spec.maxReplicas",
+			wantField: "spec.maxReplicas",
+			wantErr:   "must be greater than or equal to `minReplicas`",
 		},
 		{
 			name:      "minReplicas 0 is refused",
 			obj:       fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) { s.MinReplicas = ptr.To[int32](0) }),
 			wantField: "spec.minReplicas",
-			wantErr:   "spec.minReplicas must be at least 1",
+			wantErr:   "must be greater than or equal to 1",
 		},
 		{
 			name:      "maxReplicas 0 is refused",
 			obj:       fhpa(func(s *autoscalingv1alpha1.FederatedHPASpec) { s.MaxReplicas = 0; s.MinReplicas = ptr.To[int32](1) }),
 			wantField: "spec.maxReplicas",
-			wantErr:   "spec.maxReplicas must be at least 1",
+			wantErr:   "must be greater than 0",
 		},
 		{
 			name: "a Pods metric is accepted",
@@ -256,7 +256,7 @@ func TestFederatedHPARules(t *testing.T) {
 				s.Metrics = []autoscalingv2.MetricSpec{metric(autoscalingv2.PodsMetricSourceType), {Type: "Prometheus"}}
 			}),
 			wantField: "spec.metrics",
-			wantErr:   "spec.metrics[*].type must be one of ContainerResource, External, Object, Pods or Resource",
+			wantErr:   "every type must be one of: ContainerResource, External, Object, Pods, Resource",
 		},
 		{
 			name: "a metric without the source its type names is refused",
@@ -266,7 +266,7 @@ func TestFederatedHPARules(t *testing.T) {
 				s.Metrics = []autoscalingv2.MetricSpec{m}
 			}),
 			wantField: "spec.metrics",
-			wantErr:   "spec.metrics[*] must set the source field its type names",
+			wantErr:   "every metric must set the source field its type names",
 		},
 		{
 			name: "a metric with a second source is refused",
@@ -276,7 +276,7 @@ func TestFederatedHPARules(t *testing.T) {
 				s.Metrics = []autoscalingv2.MetricSpec{m}
 			}),
 			wantField: "spec.metrics",
-			wantErr:   "spec.metrics[*] must set the source field its type names",
+			wantErr:   "every metric must set the source field its type names",
 		},
 	})
 }

@@ -1,5 +1,6 @@
 // Package validationadmission refuses, when they are applied, the Karmada
-// objects whose mistakes the CRDs' CEL rules cannot see: a
+// objects whose mistakes the CRDs' CEL rules cannot see: a FederatedHPA's
+// spec as the Kubernetes HPA's validation checks it, a
 // CronFederatedHPA's cron schedules and IANA time zones, and the patch
 // values, label and annotation syntax of OverridePolicies and
 // ClusterOverridePolicies. These are the checks of Karmada's validating
@@ -29,6 +30,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/federatedhpa"
 )
 
 // PluginName is the name to enable with kube-apiserver's
@@ -51,6 +53,11 @@ type Kind struct {
 // their invalid objects; the validation controller reports them as events
 // on a control plane that runs neither.
 var Kinds = []Kind{
+	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("federatedhpas").GroupResource(),
+		New: func() client.Object { return &autoscalingv1alpha1.FederatedHPA{} },
+		Check: func(o client.Object) field.ErrorList {
+			return federatedhpa.Validate(o.(*autoscalingv1alpha1.FederatedHPA))
+		}},
 	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("cronfederatedhpas").GroupResource(),
 		New: func() client.Object { return &autoscalingv1alpha1.CronFederatedHPA{} },
 		Check: func(o client.Object) field.ErrorList {

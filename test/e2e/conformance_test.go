@@ -217,7 +217,28 @@ spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
   minReplicas: 6
   maxReplicas: 5
-`, "spec.minReplicas"},
+`, "spec.maxReplicas"},
+			"FederatedHPA with a Value target on a Resource metric (the HPA's own validation)": {`apiVersion: autoscaling.karmada.io/v1alpha1
+kind: FederatedHPA
+metadata: {name: bad-fhpa-target, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
+  maxReplicas: 5
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Value, value: "1"}}
+`, "spec.metrics[0].resource.target"},
+			"FederatedHPA with a bad scale-up policy": {`apiVersion: autoscaling.karmada.io/v1alpha1
+kind: FederatedHPA
+metadata: {name: bad-fhpa-behavior, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: nginx}
+  maxReplicas: 5
+  behavior:
+    scaleUp:
+      selectPolicy: Bogus
+      policies: [{type: Pods, value: 0, periodSeconds: 4000}]
+`, "spec.behavior.scaleUp"},
 			"CronFederatedHPA with duplicate rule names": {`apiVersion: autoscaling.karmada.io/v1alpha1
 kind: CronFederatedHPA
 metadata: {name: bad-cron, namespace: default}

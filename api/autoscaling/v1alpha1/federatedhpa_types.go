@@ -34,7 +34,7 @@ type FederatedHPA struct {
 
 // FederatedHPASpec is Karmada's FederatedHPA.spec.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="spec.minReplicas must be less than or equal to spec.maxReplicas",fieldPath=.minReplicas
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must be greater than or equal to `minReplicas`",fieldPath=.maxReplicas
 type FederatedHPASpec struct {
 	// ScaleTargetRef is the resource template to scale; it must have a scale subresource.
 	// +required
@@ -43,13 +43,13 @@ type FederatedHPASpec struct {
 	// MinReplicas is the lowest replica count the autoscaler may set; at least 1 (scaling to
 	// zero is not supported). Defaults to 1.
 	// +kubebuilder:default=1
-	// +kubebuilder:validation:XValidation:rule="self >= 1",message="spec.minReplicas must be at least 1"
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="must be greater than or equal to 1"
 	// +optional
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// MaxReplicas is the highest replica count the autoscaler may set; at least 1 and at least
 	// MinReplicas.
-	// +kubebuilder:validation:XValidation:rule="self >= 1",message="spec.maxReplicas must be at least 1"
+	// +kubebuilder:validation:XValidation:rule="self >= 1",message="must be greater than 0"
 	// +required
 	MaxReplicas int32 `json:"maxReplicas"`
 
@@ -61,8 +61,8 @@ type FederatedHPASpec struct {
 	// Absent or empty means 80% average CPU utilization (DefaultFederatedHPACPUUtilization),
 	// written at admission like the upstream HPA's default.
 	// +kubebuilder:default={{type: "Resource", resource: {name: "cpu", target: {type: "Utilization", averageUtilization: 80}}}}
-	// +kubebuilder:validation:XValidation:rule="self.all(m, m.type in ['ContainerResource', 'External', 'Object', 'Pods', 'Resource'])",message="spec.metrics[*].type must be one of ContainerResource, External, Object, Pods or Resource"
-	// +kubebuilder:validation:XValidation:rule="self.all(m, has(m.containerResource) == (m.type == 'ContainerResource') && has(m.external) == (m.type == 'External') && has(m.object) == (m.type == 'Object') && has(m.pods) == (m.type == 'Pods') && has(m.resource) == (m.type == 'Resource'))",message="spec.metrics[*] must set the source field its type names (resource, containerResource, pods, object or external) and no other"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, m.type in ['ContainerResource', 'External', 'Object', 'Pods', 'Resource'])",message="every type must be one of: ContainerResource, External, Object, Pods, Resource"
+	// +kubebuilder:validation:XValidation:rule="self.all(m, has(m.containerResource) == (m.type == 'ContainerResource') && has(m.external) == (m.type == 'External') && has(m.object) == (m.type == 'Object') && has(m.pods) == (m.type == 'Pods') && has(m.resource) == (m.type == 'Resource'))",message="every metric must set the source field its type names (resource, containerResource, pods, object or external) and no other"
 	// +optional
 	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
 
