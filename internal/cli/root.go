@@ -57,7 +57,7 @@ reports their status back.`,
 		_ = cmd.Help()
 	}
 	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand(), newPromoteCommand(), newMetricsAdapterCommand(),
-		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand())
+		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand())
 	// cobra adds these two lazily, when it runs; add them now so that
 	// reportErrorsOnce reaches them too.
 	root.InitDefaultHelpCmd()

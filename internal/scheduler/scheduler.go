@@ -223,3 +223,25 @@ func targetClusters(replicas map[string]int32, keepZero bool) []workv1alpha2.Tar
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// Rejections runs the filters of in's current clusterAffinities term (the
+// one in.ObservedAffinityName names, else the first) and returns why each
+// cluster that is not feasible was rejected, in name order: what `flotilla
+// explain` prints for the clusters a binding is not placed on. Errors: a
+// placement that cannot be evaluated.
+func Rejections(in Input) ([]Rejection, error) {
+	p, err := newProblem(in)
+	if err != nil {
+		return nil, err
+	}
+	terms := affinityTerms(p.placement)
+	i := max(slices.IndexFunc(terms, func(t affinityTerm) bool {
+		return t.name != "" && t.name == in.ObservedAffinityName
+	}), 0)
+	matcher, err := clusteraffinity.Compile(terms[i].path, terms[i].affinity)
+	if err != nil {
+		return nil, err
+	}
+	_, rejections := p.filter(matcher)
+	return rejections, nil
+}

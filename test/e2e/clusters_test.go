@@ -9,6 +9,8 @@ import (
 	"time"
 )
 
+func strconvQuote(s string) string { return "\"" + s + "\"" }
+
 // flotillaCmd runs flotilla with args and returns its combined output and
 // whether it succeeded.
 func (s *stack) flotillaCmd(args ...string) (string, bool) {
@@ -132,6 +134,63 @@ spec:
 	// taint, with kubectl's syntax; a bad effect is refused.
 	run("taint", "clusters", "member1", "dedicated=gpu:NoSchedule")
 	s.waitFor(t, "dedicated=gpu:NoSchedule", "", "cluster", "member1", "-o", `jsonpath={range .spec.taints[*]}{.key}={.value}:{.effect}{end}`)
+	// explain: a Divided Deployment, member1 rejected by that taint, an
+	// override on member2, and the policy that lost on priority.
+	s.mustApply(t, "", deploymentYAML("apps", "explained", 3, "nginx")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: explained, namespace: apps}
+spec:
+  priority: 5
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: explained}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [member2]}, weight: 2}
+        - {targetCluster: {clusterNames: [member3]}, weight: 1}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: broad, namespace: apps}
+spec:
+  priority: 1
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: explained}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: explained-image, namespace: apps}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: explained}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member2]}
+    overriders:
+      imageOverrider: [{component: Tag, operator: replace, value: "1.25"}]
+`)
+	s.waitFor(t, "member2=2 member3=1", "", "rb", "explained-deployment", "-n", "apps", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+	eventually(t, time.Minute, "flotilla explain to tell the whole story", func() (bool, string) {
+		out, _ := s.flotillaCmd(append([]string{"explain", "deploy", "explained", "-n", "apps"}, cp...)...)
+		for _, want := range []string{
+			"Deployment apps/explained",
+			"claimed by PropagationPolicy apps/explained (priority 5)",
+			"it beat PropagationPolicy apps/broad (priority 1) on priority (5 > 1)",
+			"Divided, Weighted by static weights",
+			"Placed on:  member2=2, member3=1",
+			"Not chosen: member1: ",
+			"dedicated",
+			"member2: Work karmada-es-member2/",
+			"override: OverridePolicy explained-image changed the image",
+		} {
+			if !strings.Contains(out, want) {
+				return false, "missing " + strconvQuote(want) + " in:\n" + out
+			}
+		}
+		return true, out
+	})
 	refused("already has taint", "taint", "member1", "dedicated=cpu:NoSchedule")
 	refused(`effect "Sometimes" is not NoSchedule`, "taint", "member1", "x=y:Sometimes")
 	run("taint", "member1", "dedicated:NoSchedule-")

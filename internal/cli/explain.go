@@ -1,0 +1,420 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/overridemanager"
+	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/scheduler"
+)
+
+func newExplainCommand() *cobra.Command {
+	var cp controlPlaneFlags
+	var namespace string
+	cmd := &cobra.Command{
+		Use:   "explain KIND NAME [-n NS]",
+		Short: "Say why a resource is where it is: policy, placement, rejections, Works, overrides",
+		Long: `Explain one resource template in plain words, from what the control plane
+records: which policy claims it and why that policy won, how its replicas were
+divided, why each other cluster was not chosen, whether each cluster's Work is
+applied and healthy, which overrides changed it there, and its recent warnings.`,
+		Example: `  flotilla explain deploy web -n shop
+  flotilla explain deployments.apps web -n shop
+  flotilla explain clusterrole reader`,
+		Args: exactArgs(2, "a kind and a name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context2(cmd, 30*time.Second)
+			defer cancel()
+			if namespace == "" {
+				namespace = (&promoteOptions{kubeconfig: cp.kubeconfig, context: cp.context}).defaultNamespace()
+			}
+			return explain(ctx, cmd.OutOrStdout(), cp, args[0], args[1], namespace)
+		},
+	}
+	cp.add(cmd)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace (default: the context's, else default)")
+	return cmd
+}
+
+func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, name, namespace string) error {
+	cfg, err := cp.restConfig()
+	if err != nil {
+		return err
+	}
+	m, err := mapping(target{name: controlPlaneRow, cfg: cfg}, kindArg)
+	if err != nil {
+		return err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	namespaced := m.Scope.Name() == meta.RESTScopeNameNamespace
+	if !namespaced {
+		namespace = ""
+	}
+	obj, err := dyn.Resource(m.Resource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s %s not found on the control plane", m.GroupVersionKind.Kind, qualified(namespace, name))
+		}
+		return err
+	}
+	kind := m.GroupVersionKind.Kind
+	fmt.Fprintf(w, "%s %s\n", kind, qualified(namespace, name))
+
+	// The claim, and why that policy won.
+	claim, rivals, err := explainClaim(ctx, cl, obj)
+	if err != nil {
+		return err
+	}
+	if claim == nil {
+		fmt.Fprintf(w, "  Policy:     none: no PropagationPolicy or ClusterPropagationPolicy selects it, so it stays on the control plane\n")
+		return nil
+	}
+	fmt.Fprintf(w, "  Policy:     claimed by %s\n", claim.line)
+	for _, r := range rivals {
+		fmt.Fprintf(w, "              it beat %s\n", r)
+	}
+
+	// The binding: placement, replicas, conditions.
+	var b client.Object
+	var spec *workv1alpha2.ResourceBindingSpec
+	var status *workv1alpha2.ResourceBindingStatus
+	bname := binding.Name(name, kind)
+	if namespaced {
+		rb := &workv1alpha2.ResourceBinding{}
+		err = cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: bname}, rb)
+		b, spec, status = rb, &rb.Spec, &rb.Status
+	} else {
+		crb := &workv1alpha2.ClusterResourceBinding{}
+		err = cl.Get(ctx, client.ObjectKey{Name: bname}, crb)
+		b, spec, status = crb, &crb.Spec, &crb.Status
+	}
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			fmt.Fprintf(w, "  Binding:    none yet (%s is claimed; the detector has not made its binding)\n", bname)
+			return nil
+		}
+		return err
+	}
+	bkind := "ClusterResourceBinding"
+	if namespaced {
+		bkind = "ResourceBinding"
+	}
+	fmt.Fprintf(w, "  Binding:    %s %s\n", bkind, qualified(b.GetNamespace(), b.GetName()))
+	fmt.Fprintf(w, "  Placement:  %s\n", describePlacement(spec))
+	var placed []string
+	for _, tc := range spec.Clusters {
+		if spec.Replicas > 0 {
+			placed = append(placed, fmt.Sprintf("%s=%d", tc.Name, tc.Replicas))
+		} else {
+			placed = append(placed, tc.Name)
+		}
+	}
+	if len(placed) == 0 {
+		fmt.Fprintf(w, "  Placed on:  no cluster\n")
+	} else {
+		fmt.Fprintf(w, "  Placed on:  %s\n", strings.Join(placed, ", "))
+	}
+	if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled); c != nil {
+		fmt.Fprintf(w, "  Scheduled:  %s (%s): %s\n", c.Status, c.Reason, c.Message)
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := cl.List(ctx, clusters); err == nil {
+		in := scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
+			Previous: spec.Clusters, ObservedAffinityName: status.SchedulerObservedAffinityName}
+		for i := range clusters.Items {
+			in.Clusters = append(in.Clusters, &clusters.Items[i])
+		}
+		if rejections, err := scheduler.Rejections(in); err == nil {
+			for _, r := range rejections {
+				fmt.Fprintf(w, "  Not chosen: %s: %s\n", r.Cluster, r.Reason)
+			}
+		}
+	}
+
+	// Per cluster: the Work, its health, the overrides.
+	health := map[string]workv1alpha2.AggregatedStatusItem{}
+	for _, s := range status.AggregatedStatus {
+		health[s.ClusterName] = s
+	}
+	for _, tc := range spec.Clusters {
+		works := &workv1alpha1.WorkList{}
+		if err := cl.List(ctx, works, client.InNamespace("karmada-es-"+tc.Name),
+			client.MatchingLabels{binding.IDLabel(b): b.GetLabels()[binding.IDLabel(b)]}); err != nil || len(works.Items) == 0 {
+			fmt.Fprintf(w, "  %s: no Work yet\n", tc.Name)
+			continue
+		}
+		wk := &works.Items[0]
+		line := fmt.Sprintf("  %s: Work %s/%s", tc.Name, wk.Namespace, wk.Name)
+		if c := meta.FindStatusCondition(wk.Status.Conditions, workv1alpha1.WorkApplied); c != nil {
+			if c.Status == metav1.ConditionTrue {
+				line += ", applied"
+			} else {
+				line += fmt.Sprintf(", not applied (%s: %s)", c.Reason, c.Message)
+			}
+		} else {
+			line += ", not applied yet"
+		}
+		if h, ok := health[tc.Name]; ok && h.Health != "" {
+			line += ", " + strings.ToLower(string(h.Health))
+		}
+		fmt.Fprintln(w, line)
+		for _, o := range appliedOverrides(wk) {
+			fmt.Fprintf(w, "      %s\n", o)
+		}
+	}
+
+	// Recent warnings about the template and its binding.
+	events := &corev1.EventList{}
+	if err := cl.List(ctx, events, client.InNamespace(namespace)); err == nil {
+		var lines []string
+		sort.Slice(events.Items, func(i, j int) bool { return eventTime(&events.Items[i]).After(eventTime(&events.Items[j])) })
+		for _, e := range events.Items {
+			if e.Type != corev1.EventTypeWarning {
+				continue
+			}
+			if (e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name) || e.InvolvedObject.Name == bname {
+				lines = append(lines, fmt.Sprintf("  Warning:    %s %s: %s", e.InvolvedObject.Kind, e.Reason, e.Message))
+			}
+			if len(lines) == 5 {
+				break
+			}
+		}
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	}
+	return nil
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	if !e.LastTimestamp.IsZero() {
+		return e.LastTimestamp.Time
+	}
+	if !e.EventTime.IsZero() {
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+func qualified(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+type claimLine struct{ line string }
+
+// explainClaim names the policy that claims obj (from the template's
+// annotations) and, for each other policy that also selects it, why it
+// lost, by Karmada's rules (policymatch.BestMatch).
+func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstructured) (*claimLine, []string, error) {
+	a := obj.GetAnnotations()
+	var pps []*policyv1alpha1.PropagationPolicy
+	var cpps []*policyv1alpha1.ClusterPropagationPolicy
+	if obj.GetNamespace() != "" {
+		list := &policyv1alpha1.PropagationPolicyList{}
+		if err := cl.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+			return nil, nil, err
+		}
+		for i := range list.Items {
+			pps = append(pps, &list.Items[i])
+		}
+	}
+	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
+	if err := cl.List(ctx, clist); err != nil {
+		return nil, nil, err
+	}
+	for i := range clist.Items {
+		cpps = append(cpps, &clist.Items[i])
+	}
+	winner, ok := policymatch.BestMatch(obj, pps, cpps)
+	claimed := a[policymatch.PropagationPolicyNameAnnotation] != "" || a[policymatch.ClusterPropagationPolicyNameAnnotation] != ""
+	if !ok && !claimed {
+		return nil, nil, nil
+	}
+	// The claim on record wins over a recomputation: a policy keeps what
+	// it claimed until preempted.
+	if name := a[policymatch.PropagationPolicyNameAnnotation]; name != "" {
+		winner = findClaim(obj, pps, nil, policymatch.KindPropagationPolicy, a[policymatch.PropagationPolicyNamespaceAnnotation], name, winner)
+	} else if name := a[policymatch.ClusterPropagationPolicyNameAnnotation]; name != "" {
+		winner = findClaim(obj, nil, cpps, policymatch.KindClusterPropagationPolicy, "", name, winner)
+	}
+	line := &claimLine{line: describeClaim(winner)}
+	var rivals []string
+	for _, p := range pps {
+		if c, ok := policymatch.BestMatch(obj, []*policyv1alpha1.PropagationPolicy{p}, nil); ok && !c.Same(winner) {
+			rivals = append(rivals, describeClaim(c)+" "+whyLost(winner, c))
+		}
+	}
+	for _, p := range cpps {
+		if c, ok := policymatch.BestMatch(obj, nil, []*policyv1alpha1.ClusterPropagationPolicy{p}); ok && !c.Same(winner) {
+			rivals = append(rivals, describeClaim(c)+" "+whyLost(winner, c))
+		}
+	}
+	return line, rivals, nil
+}
+
+func findClaim(obj *unstructured.Unstructured, pps []*policyv1alpha1.PropagationPolicy, cpps []*policyv1alpha1.ClusterPropagationPolicy, kind, ns, name string, fallback policymatch.Claim) policymatch.Claim {
+	for _, p := range pps {
+		if p.Name == name && p.Namespace == ns {
+			if c, ok := policymatch.BestMatch(obj, []*policyv1alpha1.PropagationPolicy{p}, nil); ok {
+				return c
+			}
+		}
+	}
+	for _, p := range cpps {
+		if p.Name == name {
+			if c, ok := policymatch.BestMatch(obj, nil, []*policyv1alpha1.ClusterPropagationPolicy{p}); ok {
+				return c
+			}
+		}
+	}
+	return policymatch.Claim{Kind: kind, Namespace: ns, Name: name}
+}
+
+func describeClaim(c policymatch.Claim) string {
+	return fmt.Sprintf("%s %s (priority %d)", c.Kind, qualified(c.Namespace, c.Name), c.Priority)
+}
+
+// whyLost says why winner beat loser, by Karmada's order of rules.
+func whyLost(winner, loser policymatch.Claim) string {
+	switch {
+	case winner.Kind != loser.Kind && winner.Kind == policymatch.KindPropagationPolicy:
+		return "(a PropagationPolicy in the namespace wins over any ClusterPropagationPolicy)"
+	case winner.Priority != loser.Priority:
+		return fmt.Sprintf("on priority (%d > %d)", winner.Priority, loser.Priority)
+	case winner.MatchLevel != loser.MatchLevel:
+		return "on a more specific resource selector"
+	case winner.Name < loser.Name:
+		return "on name order, all else being equal"
+	default:
+		return "because it claimed the resource first (a policy keeps what it claimed unless preempted)"
+	}
+}
+
+func describePlacement(spec *workv1alpha2.ResourceBindingSpec) string {
+	p := spec.Placement
+	if spec.Replicas == 0 {
+		return "every chosen cluster gets the object (it has no replicas)"
+	}
+	if p == nil || p.ReplicaScheduling == nil || p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDuplicated || p.ReplicaScheduling.ReplicaSchedulingType == "" {
+		return fmt.Sprintf("Duplicated: every chosen cluster runs all %d replicas", spec.Replicas)
+	}
+	rs := p.ReplicaScheduling
+	switch {
+	case rs.ReplicaDivisionPreference == policyv1alpha1.ReplicaDivisionPreferenceAggregated:
+		return fmt.Sprintf("Divided, Aggregated: %d replicas packed into as few clusters as their free resources allow", spec.Replicas)
+	case rs.WeightPreference != nil && rs.WeightPreference.DynamicWeight != "":
+		return fmt.Sprintf("Divided, Weighted by %s: %d replicas in proportion to what each cluster can take", rs.WeightPreference.DynamicWeight, spec.Replicas)
+	case rs.WeightPreference != nil && len(rs.WeightPreference.StaticWeightList) > 0:
+		var ws []string
+		for _, s := range rs.WeightPreference.StaticWeightList {
+			target := "clusters"
+			if len(s.TargetCluster.ClusterNames) > 0 {
+				target = strings.Join(s.TargetCluster.ClusterNames, ",")
+			} else if data, err := json.Marshal(s.TargetCluster); err == nil {
+				target = string(data)
+			}
+			ws = append(ws, fmt.Sprintf("%s: %d", target, s.Weight))
+		}
+		return fmt.Sprintf("Divided, Weighted by static weights (%s): %d replicas", strings.Join(ws, "; "), spec.Replicas)
+	default:
+		return fmt.Sprintf("Divided, Weighted equally: %d replicas", spec.Replicas)
+	}
+}
+
+// appliedOverrides describes the overrides recorded on a Work's manifests
+// (policy.karmada.io/applied-overrides and applied-cluster-overrides).
+func appliedOverrides(w *workv1alpha1.Work) []string {
+	var out []string
+	annotations := map[string]string{}
+	for _, m := range w.Spec.Workload.Manifests {
+		var obj struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(m.Raw, &obj) == nil {
+			for k, v := range obj.Metadata.Annotations {
+				annotations[k] = v
+			}
+		}
+	}
+	for _, k := range []struct{ key, kind string }{
+		{overridemanager.AppliedOverridesAnnotation, "OverridePolicy"},
+		{overridemanager.AppliedClusterOverridesAnnotation, "ClusterOverridePolicy"},
+	} {
+		var items []overridemanager.AppliedOverride
+		if json.Unmarshal([]byte(annotations[k.key]), &items) != nil {
+			continue
+		}
+		for _, it := range items {
+			out = append(out, fmt.Sprintf("override: %s %s changed %s", k.kind, it.PolicyName, describeOverriders(it.Overriders)))
+		}
+	}
+	return out
+}
+
+func describeOverriders(o policyv1alpha1.Overriders) string {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return "the manifest"
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(data, &m)
+	var parts []string
+	for k := range m {
+		switch k {
+		case "imageOverrider":
+			parts = append(parts, "the image")
+		case "commandOverrider":
+			parts = append(parts, "the command")
+		case "argsOverrider":
+			parts = append(parts, "the args")
+		case "labelsOverrider":
+			parts = append(parts, "labels")
+		case "annotationsOverrider":
+			parts = append(parts, "annotations")
+		case "plaintext":
+			parts = append(parts, "fields (plaintext patch)")
+		case "fieldOverrider":
+			parts = append(parts, "fields inside a document")
+		default:
+			parts = append(parts, k)
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ") + ": " + string(data)
+}
