@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -272,6 +273,13 @@ func FailedGetScaleCondition(err error) autoscalingv2.HorizontalPodAutoscalerCon
 // FailedGetBinding and FailedGetTargetClusters reasons; err says what is missing.
 func TargetUnavailableCondition(reason string, err error) autoscalingv2.HorizontalPodAutoscalerCondition {
 	return condition(autoscalingv2.AbleToScale, corev1.ConditionFalse, reason, "the HPA controller cannot scale the target: %v", err)
+}
+
+// AmbiguousCondition is the ScalingActive condition of a FederatedHPA whose
+// target others also scale (named in others).
+func AmbiguousCondition(target string, others []string) autoscalingv2.HorizontalPodAutoscalerCondition {
+	return condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, autoscalingv1alpha1.AmbiguousSelectorReason,
+		"%s is also scaled by FederatedHPA %s: only one FederatedHPA may manage a target, so none scales it", target, strings.Join(others, ", "))
 }
 
 // RescaledCondition is the AbleToScale condition of a sync that wrote replicas to the

@@ -37,7 +37,14 @@ func Validate(f *autoscalingv1alpha1.FederatedHPA) field.ErrorList {
 	if err := autoscalingv2conv.Convert_v2_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler(v2, internal, nil); err != nil {
 		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
 	}
-	errs := hpavalidation.ValidateHorizontalPodAutoscaler(internal, hpavalidation.HorizontalPodAutoscalerSpecValidationOptions{MinReplicasLowerBound: 1})
+	// Core-group targets (apiVersion v1, as a ReplicationController's) are
+	// allowed, as the HPA allows them.
+	opts := hpavalidation.HorizontalPodAutoscalerSpecValidationOptions{
+		MinReplicasLowerBound:           1,
+		ScaleTargetRefValidationOptions: hpavalidation.CrossVersionObjectReferenceValidationOptions{AllowEmptyAPIGroup: true},
+		ObjectMetricsValidationOptions:  hpavalidation.CrossVersionObjectReferenceValidationOptions{AllowEmptyAPIGroup: true},
+	}
+	errs := hpavalidation.ValidateHorizontalPodAutoscaler(internal, opts)
 	var out field.ErrorList
 	for _, e := range errs {
 		if len(e.Field) >= 4 && e.Field[:4] == "spec" {

@@ -25,6 +25,7 @@ func TestValidateRefusesWhatTheHPARefuses(t *testing.T) {
 	}{
 		{"a valid spec", autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: ref, MinReplicas: ptr.To[int32](1), MaxReplicas: 5,
 			Metrics: cpu(autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)})}, ""},
+		{"a core-group target", autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "v1", Kind: "ReplicationController", Name: "rc"}, MaxReplicas: 3}, ""},
 		{"a Value target on a Resource metric", autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: ref, MaxReplicas: 5,
 			Metrics: cpu(autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: &q})}, "spec.metrics[0].resource.target"},
 		{"Utilization without averageUtilization", autoscalingv1alpha1.FederatedHPASpec{ScaleTargetRef: ref, MaxReplicas: 5,

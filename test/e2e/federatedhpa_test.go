@@ -66,6 +66,13 @@ spec:
 	if msg := s.get("", "fhpa", "loner", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="AbleToScale")].message}`); !strings.Contains(msg, "no PropagationPolicy or ClusterPropagationPolicy propagates it") {
 		t.Errorf("FailedGetBinding message %q does not say why", msg)
 	}
+	// Two FederatedHPAs on one target: neither scales it, both say why.
+	s.mustApply(t, "", federatedHPA(ns, "web-second", "web", 2, 6))
+	for _, f := range []string{"web", "web-second"} {
+		s.waitFor(t, "False/AmbiguousSelector", "", "fhpa", f, "-n", ns, "-o",
+			`jsonpath={.status.conditions[?(@.type=="ScalingActive")].status}/{.status.conditions[?(@.type=="ScalingActive")].reason}`)
+	}
+	s.kubectl("", "delete", "fhpa", "web-second", "-n", ns)
 	s.waitFor(t, "FailedGetBindings", "", "events", "-n", ns, "--field-selector", "involvedObject.name=loner,involvedObject.kind=FederatedHPA,reason=FailedGetBindings", "-o", "jsonpath={.items[0].reason}")
 	if src := s.get("", "events", "-n", ns, "--field-selector", "involvedObject.name=loner,involvedObject.kind=FederatedHPA", "-o", "jsonpath={.items[0].source.component}"); src != "federatedHPA-controller" {
 		t.Errorf("event source %q, want Karmada's federatedHPA-controller", src)

@@ -44,6 +44,9 @@ const (
 	ValidMetricFoundReason = "ValidMetricFound"
 	// ScalingDisabledReason (False): the target has zero replicas; the autoscaler leaves it.
 	ScalingDisabledReason = "ScalingDisabled"
+	// AmbiguousSelectorReason (False, and a Warning event): another FederatedHPA scales the
+	// same target; as with HPAs that select the same pods, none of them scales it.
+	AmbiguousSelectorReason = "AmbiguousSelector"
 	// InvalidSelectorReason (False): the target's scale has no selector, or one that does not
 	// parse.
 	InvalidSelectorReason = "InvalidSelector"

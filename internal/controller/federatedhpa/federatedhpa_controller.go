@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -99,6 +100,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return next, r.writeStatus(ctx, f, status)
 	}
+	if others := r.rivals(ctx, f); len(others) > 0 {
+		ref := f.Spec.ScaleTargetRef
+		c := hpa.AmbiguousCondition(fmt.Sprintf("%s %s/%s", ref.Kind, f.Namespace, ref.Name), others)
+		r.Recorder.Event(f, corev1.EventTypeWarning, autoscalingv1alpha1.AmbiguousSelectorReason, c.Message)
+		status.Conditions = hpa.SetCondition(status.Conditions, c, now)
+		return next, r.writeStatus(ctx, f, status)
+	}
 	rec := r.Recommender.Recommend(ctx, f, target)
 	for _, c := range rec.Conditions {
 		status.Conditions = hpa.SetCondition(status.Conditions, c, now)
@@ -124,6 +132,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return next, r.writeStatus(ctx, f, status)
+}
+
+// rivals names the other FederatedHPAs in f's namespace that scale the same
+// target (same group, kind and name), sorted.
+func (r *Reconciler) rivals(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA) []string {
+	list := &autoscalingv1alpha1.FederatedHPAList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(f.Namespace)); err != nil {
+		return nil
+	}
+	group := func(apiVersion string) string {
+		gv, _ := schema.ParseGroupVersion(apiVersion)
+		return gv.Group
+	}
+	ref := f.Spec.ScaleTargetRef
+	var out []string
+	for i := range list.Items {
+		o := &list.Items[i]
+		r := o.Spec.ScaleTargetRef
+		if o.Name != f.Name && o.DeletionTimestamp.IsZero() && r.Kind == ref.Kind && r.Name == ref.Name && group(r.APIVersion) == group(ref.APIVersion) {
+			out = append(out, o.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // writeStatus writes status when it differs from f's.
