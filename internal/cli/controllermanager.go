@@ -55,6 +55,10 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"regular expressions of namespaces that are not synced to member clusters")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
 		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
+	fl.DurationVar(&f.opts.ClusterFailureThreshold, "cluster-failure-threshold", cluster.DefaultFailureThreshold,
+		"how long a Ready member must keep failing its probes before its Ready condition turns False (and it is tainted cluster.karmada.io/not-ready:NoSchedule)")
+	fl.DurationVar(&f.opts.ClusterSuccessThreshold, "cluster-success-threshold", cluster.DefaultSuccessThreshold,
+		"how long a not-Ready member must keep passing its probes before its Ready condition turns True again")
 	fl.DurationVar(&f.opts.CronFederatedHPAMissedRunWindow, "cronfederatedhpa-missed-run-window", cronfederatedhpa.DefaultMissedRunWindow,
 		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
 	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",

@@ -91,6 +91,11 @@ type Options struct {
 	// its Cluster status (Karmada's --cluster-status-update-frequency);
 	// 0 means 10s.
 	ClusterStatusUpdateFrequency time.Duration
+	// ClusterFailureThreshold and ClusterSuccessThreshold are how long a
+	// member must keep failing (passing) its probes before its Ready
+	// condition changes (--cluster-failure-threshold,
+	// --cluster-success-threshold; 30s each, as in Karmada).
+	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
 	// FastPaths turns the propagation path's shortcuts on or off; the
 	// command's default is fastpath.All().
 	FastPaths fastpath.Options
@@ -188,7 +193,8 @@ type builder struct {
 // event recorder) and from the fast paths that are on.
 var builders = []builder{
 	{"cluster", func(s *shared) ([]setup, error) {
-		return []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency}}, nil
+		return []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
+			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}, nil
 	}},
 	{"detector", func(*shared) ([]setup, error) {
 		return nil, nil // added with the shared template cache, in newManager

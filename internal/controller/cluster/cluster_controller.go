@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,16 @@ const Finalizer = "karmada.io/cluster-controller"
 // --cluster-status-update-frequency default).
 const DefaultStatusUpdateFrequency = 10 * time.Second
 
+// ProbeTimeout bounds one /readyz probe of a member.
+const ProbeTimeout = 5 * time.Second
+
+// DefaultFailureThreshold and DefaultSuccessThreshold are Karmada's
+// --cluster-failure-threshold and --cluster-success-threshold defaults.
+const (
+	DefaultFailureThreshold = 30 * time.Second
+	DefaultSuccessThreshold = 30 * time.Second
+)
+
 // Reconciler is the cluster controller.
 type Reconciler struct {
 	Client  client.Client
@@ -44,6 +55,23 @@ type Reconciler struct {
 	// StatusUpdateFrequency is how often each member is probed; 0 means
 	// DefaultStatusUpdateFrequency.
 	StatusUpdateFrequency time.Duration
+	// FailureThreshold is how long a Ready cluster must keep failing its
+	// probes before Ready turns False (--cluster-failure-threshold), and
+	// SuccessThreshold how long a not-Ready cluster must keep passing them
+	// before Ready turns True (--cluster-success-threshold). A blip shorter
+	// than the threshold changes nothing. 0 means the default; a negative
+	// value flips at once.
+	FailureThreshold, SuccessThreshold time.Duration
+
+	// pending remembers, per cluster, a Ready status the probes report
+	// that differs from the recorded one, and since when.
+	mu      sync.Mutex
+	pending map[string]pendingReady
+}
+
+type pendingReady struct {
+	status metav1.ConditionStatus
+	since  time.Time
 }
 
 // SetupWithManager registers the controller.
@@ -83,6 +111,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	status := r.observe(ctx, cluster)
+	r.holdReady(cluster, &status, time.Now())
+	if err := r.taint(ctx, cluster, &status); err != nil {
+		return ctrl.Result{}, err
+	}
 	if !equality.Semantic.DeepEqual(status, cluster.Status) {
 		patch := client.MergeFrom(cluster.DeepCopy())
 		cluster.Status = status
@@ -124,6 +156,92 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	return ctrl.Result{}, nil
 }
 
+// holdReady keeps the recorded Ready condition until the probes have
+// reported the other status for the failure (or success) threshold: the
+// observed condition replaces the recorded one only then. A cluster with no
+// Ready condition yet takes the observed one at once.
+func (r *Reconciler) holdReady(cluster *clusterv1alpha1.Cluster, status *clusterv1alpha1.ClusterStatus, now time.Time) {
+	recorded := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	observed := meta.FindStatusCondition(status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = map[string]pendingReady{}
+	}
+	if recorded == nil || observed == nil || recorded.Status == observed.Status {
+		delete(r.pending, cluster.Name)
+		return
+	}
+	p, ok := r.pending[cluster.Name]
+	if !ok || p.status != observed.Status {
+		p = pendingReady{status: observed.Status, since: now}
+		r.pending[cluster.Name] = p
+	}
+	threshold := r.FailureThreshold
+	if threshold == 0 {
+		threshold = DefaultFailureThreshold
+	}
+	if observed.Status == metav1.ConditionTrue {
+		threshold = r.SuccessThreshold
+		if threshold == 0 {
+			threshold = DefaultSuccessThreshold
+		}
+	}
+	if now.Sub(p.since) >= threshold {
+		delete(r.pending, cluster.Name)
+		return
+	}
+	// Not yet: the recorded condition stands.
+	meta.SetStatusCondition(&status.Conditions, *recorded)
+}
+
+// taint keeps Karmada's condition taints on spec.taints in line with the
+// Ready condition status will record: cluster.karmada.io/not-ready
+// (NoSchedule) while Ready is False, cluster.karmada.io/unreachable
+// (NoSchedule) while it is Unknown, neither while it is True. Other taints
+// are left alone.
+func (r *Reconciler) taint(ctx context.Context, cluster *clusterv1alpha1.Cluster, status *clusterv1alpha1.ClusterStatus) error {
+	want := map[string]bool{}
+	if c := meta.FindStatusCondition(status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
+		switch c.Status {
+		case metav1.ConditionFalse:
+			want[clusterv1alpha1.TaintClusterNotReady] = true
+		case metav1.ConditionUnknown:
+			want[clusterv1alpha1.TaintClusterUnreachable] = true
+		}
+	}
+	var taints []corev1.Taint
+	changed := false
+	have := map[string]bool{}
+	for _, t := range cluster.Spec.Taints {
+		managed := t.Key == clusterv1alpha1.TaintClusterNotReady || t.Key == clusterv1alpha1.TaintClusterUnreachable
+		if managed && t.Effect == corev1.TaintEffectNoSchedule {
+			if !want[t.Key] {
+				changed = true
+				continue
+			}
+			have[t.Key] = true
+		}
+		taints = append(taints, t)
+	}
+	for _, key := range []string{clusterv1alpha1.TaintClusterNotReady, clusterv1alpha1.TaintClusterUnreachable} {
+		if want[key] && !have[key] {
+			now := metav1.Now()
+			taints = append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &now})
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	patch := client.MergeFrom(cluster.DeepCopy())
+	cluster.Spec.Taints = taints
+	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
+		return fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
+	}
+	return nil
+}
+
 // observe probes the member and returns the status it should have. A member
 // that cannot be reached keeps its last apiEnablements and summaries, with
 // Ready=False explaining why.
@@ -139,7 +257,11 @@ func (r *Reconciler) observe(ctx context.Context, cluster *clusterv1alpha1.Clust
 	if err != nil {
 		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReachableReason, err.Error())
 	}
-	body, err := m.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	// A member that does not answer its health check within ProbeTimeout
+	// is failing, whatever its client's own (longer) timeout.
+	pctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
+	body, err := m.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(pctx)
+	cancel()
 	if err != nil {
 		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReachableReason, fmt.Sprintf("cluster is not reachable: %v", err))
 	}
