@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
@@ -63,6 +64,24 @@ func (f controlPlaneFlags) client() (client.Client, error) {
 		return nil, err
 	}
 	return client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+}
+
+// clients returns the control plane's config, a controller-runtime client
+// with the Karmada scheme, and a dynamic client.
+func (f controlPlaneFlags) clients() (*rest.Config, client.Client, dynamic.Interface, error) {
+	cfg, err := f.restConfig()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cfg, c, dyn, nil
 }
 
 // memberConfig loads a member's kubeconfig (--cluster-kubeconfig, --cluster-context).

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -23,7 +22,6 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/scheduler"
@@ -58,19 +56,11 @@ applied and healthy, which overrides changed it there, and its recent warnings.`
 }
 
 func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, name, namespace string) error {
-	cfg, err := cp.restConfig()
+	cfg, cl, dyn, err := cp.clients()
 	if err != nil {
 		return err
 	}
 	m, err := mapping(target{name: controlPlaneRow, cfg: cfg}, kindArg)
-	if err != nil {
-		return err
-	}
-	cl, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -384,6 +374,17 @@ func appliedOverrides(w *workv1alpha1.Work) []string {
 	return out
 }
 
+// overriderWhat says what each overrider (by its JSON field) changes.
+var overriderWhat = map[string]string{
+	"imageOverrider":       "the image",
+	"commandOverrider":     "the command",
+	"argsOverrider":        "the args",
+	"labelsOverrider":      "labels",
+	"annotationsOverrider": "annotations",
+	"plaintext":            "fields (plaintext patch)",
+	"fieldOverrider":       "fields inside a document",
+}
+
 func describeOverriders(o policyv1alpha1.Overriders) string {
 	data, err := json.Marshal(o)
 	if err != nil {
@@ -393,22 +394,9 @@ func describeOverriders(o policyv1alpha1.Overriders) string {
 	_ = json.Unmarshal(data, &m)
 	var parts []string
 	for k := range m {
-		switch k {
-		case "imageOverrider":
-			parts = append(parts, "the image")
-		case "commandOverrider":
-			parts = append(parts, "the command")
-		case "argsOverrider":
-			parts = append(parts, "the args")
-		case "labelsOverrider":
-			parts = append(parts, "labels")
-		case "annotationsOverrider":
-			parts = append(parts, "annotations")
-		case "plaintext":
-			parts = append(parts, "fields (plaintext patch)")
-		case "fieldOverrider":
-			parts = append(parts, "fields inside a document")
-		default:
+		if what, ok := overriderWhat[k]; ok {
+			parts = append(parts, what)
+		} else {
 			parts = append(parts, k)
 		}
 	}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,7 +27,6 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
@@ -137,15 +135,7 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := o.controlPlaneConfig()
-	if err != nil {
-		return err
-	}
-	cp, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	cfg, cp, dyn, err := controlPlaneFlags{kubeconfig: o.kubeconfig, context: o.context}.clients()
 	if err != nil {
 		return err
 	}
@@ -452,11 +442,6 @@ func checkJoined(ctx context.Context, cp client.Client, name string) error {
 		return fmt.Errorf("cluster %q is not joined to the control plane, and no cluster is: join it first", name)
 	}
 	return fmt.Errorf("cluster %q is not joined to the control plane; joined clusters: %s", name, strings.Join(joined, ", "))
-}
-
-// controlPlaneConfig loads the control plane's kubeconfig (controlPlaneFlags).
-func (o *promoteOptions) controlPlaneConfig() (*rest.Config, error) {
-	return controlPlaneFlags{kubeconfig: o.kubeconfig, context: o.context}.restConfig()
 }
 
 func (o *promoteOptions) clientConfig() clientcmd.ClientConfig {
