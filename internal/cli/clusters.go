@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -127,7 +128,7 @@ already holds, or a cluster that cannot be reached, is refused.`,
 			if err != nil {
 				return err
 			}
-			o := join.Options{ClusterName: args[0], Member: member, Provider: provider, Region: region}
+			o := join.Options{ClusterName: args[0], Member: member, Provider: provider, Region: region, Zones: zones}
 			if len(zones) > 0 {
 				o.Zone = zones[0]
 			}
@@ -239,14 +240,20 @@ func newTaintCommand() *cobra.Command {
 		Long: `Add or remove taints on a cluster's spec.taints, with kubectl's syntax: KEY=VALUE:EFFECT
 adds (EFFECT is NoSchedule, PreferNoSchedule or NoExecute), KEY:EFFECT- removes
 that taint and KEY- every taint with that key. A policy's
-placement.clusterTolerations lets workloads onto a tainted cluster.`,
+placement.clusterTolerations lets workloads onto a tainted cluster.
+
+NoSchedule keeps new placements off the cluster; NoExecute also takes the
+cluster out of every existing placement that does not tolerate it, at once.`,
 		Example: `  flotilla taint member1 dedicated=gpu:NoSchedule
   flotilla taint clusters member1 dedicated:NoSchedule-
   flotilla taint member1 dedicated-`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] == "clusters" || args[0] == "cluster" {
+			switch args[0] {
+			case "clusters", "cluster":
 				args = args[1:]
+			case "nodes", "node", "no":
+				return fmt.Errorf("flotilla taint changes clusters only; taint nodes in a member with kubectl")
 			}
 			if len(args) < 2 {
 				return fmt.Errorf("give a cluster name and at least one taint, e.g. 'flotilla taint member1 dedicated=gpu:NoSchedule'")
@@ -254,6 +261,13 @@ placement.clusterTolerations lets workloads onto a tainted cluster.`,
 			add, remove, err := parseTaints(args[1:])
 			if err != nil {
 				return err
+			}
+			for _, a := range add {
+				for _, r := range remove {
+					if a.Key == r.Key {
+						return fmt.Errorf("taint %s is both added and removed in one command", a.Key)
+					}
+				}
 			}
 			cl, err := cp.client()
 			if err != nil {
@@ -273,7 +287,9 @@ placement.clusterTolerations lets workloads onto a tainted cluster.`,
 					switch {
 					case i < 0:
 						taints = append(taints, t)
-					case !overwrite && taints[i].Value != t.Value:
+					case taints[i].Value == t.Value:
+						return fmt.Errorf("cluster %s already has taint %s=%s:%s", args[0], t.Key, t.Value, t.Effect)
+					case !overwrite:
 						return fmt.Errorf("cluster %s already has taint %s=%s:%s; use --overwrite to change it", args[0], t.Key, taints[i].Value, t.Effect)
 					default:
 						taints[i] = t
@@ -311,8 +327,8 @@ func parseTaints(args []string) (add, remove []corev1.Taint, err error) {
 	for _, a := range args {
 		if strings.HasSuffix(a, "-") {
 			key, effect, _ := strings.Cut(strings.TrimSuffix(a, "-"), ":")
-			if key == "" {
-				return nil, nil, fmt.Errorf("invalid taint %q: no key", a)
+			if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+				return nil, nil, fmt.Errorf("invalid taint %q: key %q: %s", a, key, strings.Join(errs, "; "))
 			}
 			if effect != "" {
 				if err := checkEffect(a, effect); err != nil {
@@ -330,8 +346,11 @@ func parseTaints(args []string) (add, remove []corev1.Taint, err error) {
 			return nil, nil, err
 		}
 		key, value, _ := strings.Cut(kv, "=")
-		if key == "" {
-			return nil, nil, fmt.Errorf("invalid taint %q: no key", a)
+		if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("invalid taint %q: key %q: %s", a, key, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("invalid taint %q: value %q: %s", a, value, strings.Join(errs, "; "))
 		}
 		add = append(add, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
 	}

@@ -77,11 +77,18 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 	}
 	kind := m.GroupVersionKind.Kind
 	fmt.Fprintf(w, "%s %s\n", kind, qualified(namespace, name))
+	if kind == "Namespace" && m.GroupVersionKind.Group == "" {
+		fmt.Fprintf(w, "  Policy:     none needed: every namespace is created in every member by the namespace sync,\n")
+		fmt.Fprintf(w, "              unless --skipped-propagating-namespaces matches it (a ClusterPropagationPolicy may place it instead)\n")
+	}
 
 	// The claim, and why that policy won.
 	claim, rivals, err := explainClaim(ctx, cl, obj)
 	if err != nil {
 		return err
+	}
+	if claim == nil && kind == "Namespace" && m.GroupVersionKind.Group == "" {
+		return nil
 	}
 	if claim == nil {
 		fmt.Fprintf(w, "  Policy:     none: no PropagationPolicy or ClusterPropagationPolicy selects it, so it stays on the control plane\n")
@@ -297,17 +304,22 @@ func describeClaim(c policymatch.Claim) string {
 
 // whyLost says why winner beat loser, by Karmada's order of rules.
 func whyLost(winner, loser policymatch.Claim) string {
+	first := "because it claimed the resource first: a policy keeps what it claimed unless a better one has spec.preemption: Always"
 	switch {
 	case winner.Kind != loser.Kind && winner.Kind == policymatch.KindPropagationPolicy:
 		return "(a PropagationPolicy in the namespace wins over any ClusterPropagationPolicy)"
-	case winner.Priority != loser.Priority:
+	case winner.Kind != loser.Kind:
+		return first
+	case winner.Priority > loser.Priority:
 		return fmt.Sprintf("on priority (%d > %d)", winner.Priority, loser.Priority)
-	case winner.MatchLevel != loser.MatchLevel:
+	case winner.Priority < loser.Priority:
+		return first
+	case winner.MatchLevel > loser.MatchLevel:
 		return "on a more specific resource selector"
-	case winner.Name < loser.Name:
+	case winner.MatchLevel == loser.MatchLevel && winner.Name < loser.Name:
 		return "on name order, all else being equal"
 	default:
-		return "because it claimed the resource first (a policy keeps what it claimed unless preempted)"
+		return first
 	}
 }
 

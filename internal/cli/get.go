@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -74,13 +75,22 @@ func memberTargets(ctx context.Context, cp controlPlaneFlags, names []string) ([
 		names = all
 	}
 	var out []target
+	var unknown []string
 	for _, n := range names {
 		if !joined[n] {
-			return nil, fmt.Errorf("cluster %q not found; joined clusters: %s", n, strings.Join(all, ", "))
+			unknown = append(unknown, n)
+			continue
 		}
 		mc := rest.CopyConfig(cfg)
 		mc.Host = strings.TrimSuffix(cfg.Host, "/") + clusterproxy.Prefix + n + "/proxy"
 		out = append(out, target{name: n, cfg: mc})
+	}
+	if len(unknown) > 0 {
+		err := fmt.Errorf("cluster %q not found; joined clusters: %s", strings.Join(unknown, ","), strings.Join(all, ", "))
+		if len(out) == 0 {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 	}
 	return out, nil
 }
@@ -216,6 +226,9 @@ func mapping(t target, arg string) (*meta.RESTMapping, error) {
 	d, err := discovery.NewDiscoveryClientForConfig(t.cfg)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := d.ServerVersion(); err != nil {
+		return nil, fmt.Errorf("cannot reach the cluster: %w", err)
 	}
 	cached := memory.NewMemCacheClient(d)
 	mapper := restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(cached), cached, nil)
@@ -362,8 +375,10 @@ func (o *getOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	if failed == len(targets) {
+	if failed == len(targets) && len(targets) > 1 {
 		return fmt.Errorf("no cluster answered")
+	} else if failed == len(targets) {
+		return fmt.Errorf("the cluster did not answer")
 	}
 	return nil
 }
@@ -393,6 +408,13 @@ func mergeTables[A any](targets []target, answers []A, table func(int) *metav1.T
 		for _, r := range t.Rows {
 			if len(r.Cells) == 0 {
 				continue
+			}
+			// The printer reads each row's namespace from its object.
+			if r.Object.Object == nil && len(r.Object.Raw) > 0 {
+				pom := &metav1.PartialObjectMetadata{}
+				if json.Unmarshal(r.Object.Raw, pom) == nil {
+					r.Object.Object = pom
+				}
 			}
 			cells := append([]any{}, r.Cells[:1]...)
 			cells = append(cells, targets[i].name)

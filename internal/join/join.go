@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -34,8 +35,10 @@ type Options struct {
 	// Member is an admin config for the member's API server. Its Host
 	// becomes spec.apiEndpoint and its CA data spec's caBundle.
 	Member *rest.Config
-	// Provider, Region and Zone fill the Cluster's topology fields.
+	// Provider, Region and Zone fill the Cluster's topology fields; Zones
+	// spec.zones. Empty ones leave what the Cluster has.
 	Provider, Region, Zone string
+	Zones                  []string
 	// Labels are added to the Cluster object.
 	Labels map[string]string
 }
@@ -46,11 +49,21 @@ type Options struct {
 // that could not be written; waiting for the member to issue the token is
 // bounded by ctx.
 func Join(ctx context.Context, cp client.Client, o Options) error {
+	if errs := validation.IsDNS1123Label(o.ClusterName); len(errs) > 0 || len(o.ClusterName) > 48 {
+		return fmt.Errorf("join %s: a cluster name must be a DNS label of at most 48 characters (lower case letters, digits and '-')", o.ClusterName)
+	}
 	if err := checkName(ctx, cp, o); err != nil {
 		return err
 	}
 	if err := reachable(o.Member); err != nil {
 		return fmt.Errorf("join %s: cannot reach the cluster at %s: %w (check --cluster-kubeconfig and --cluster-context)", o.ClusterName, o.Member.Host, err)
+	}
+	id, err := clusterID(ctx, o.Member)
+	if err != nil {
+		return fmt.Errorf("join %s: read the cluster's kube-system namespace: %w", o.ClusterName, err)
+	}
+	if err := checkID(ctx, cp, o.ClusterName, id); err != nil {
+		return err
 	}
 	if o.Region == "" || o.Zone == "" || o.Provider == "" {
 		fillTopology(ctx, &o)
@@ -73,7 +86,17 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 		cluster.Spec.SyncMode = clusterv1alpha1.Push
 		cluster.Spec.APIEndpoint = o.Member.Host
 		cluster.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: ClusterSecretNamespace, Name: o.ClusterName}
-		cluster.Spec.Provider, cluster.Spec.Region, cluster.Spec.Zone = o.Provider, o.Region, o.Zone
+		for dst, v := range map[*string]string{&cluster.Spec.Provider: o.Provider, &cluster.Spec.Region: o.Region, &cluster.Spec.Zone: o.Zone} {
+			if v != "" {
+				*dst = v
+			}
+		}
+		if len(o.Zones) > 0 {
+			cluster.Spec.Zones = o.Zones
+		}
+		if id != "" {
+			cluster.Spec.ID = id
+		}
 		for k, v := range o.Labels {
 			if cluster.Labels == nil {
 				cluster.Labels = map[string]string{}
@@ -100,6 +123,34 @@ func checkName(ctx context.Context, cp client.Client, o Options) error {
 		return fmt.Errorf("join %s: cluster %s is being unjoined; wait until it is gone", o.ClusterName, o.ClusterName)
 	case existing.Spec.APIEndpoint != "" && existing.Spec.APIEndpoint != o.Member.Host:
 		return fmt.Errorf("join %s: the name is taken by the cluster at %s; unjoin it first or choose another name", o.ClusterName, existing.Spec.APIEndpoint)
+	}
+	return nil
+}
+
+// clusterID is the UID of the member's kube-system namespace (Karmada's
+// Cluster spec.id).
+func clusterID(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return string(ns.UID), nil
+}
+
+// checkID refuses to join a cluster already registered under another name.
+func checkID(ctx context.Context, cp client.Client, name, id string) error {
+	list := &clusterv1alpha1.ClusterList{}
+	if err := cp.List(ctx, list); err != nil {
+		return fmt.Errorf("join %s: read the control plane's Clusters: %w", name, err)
+	}
+	for _, c := range list.Items {
+		if c.Name != name && c.Spec.ID == id && id != "" {
+			return fmt.Errorf("join %s: this cluster is already joined as %s (same kube-system namespace UID); unjoin it first", name, c.Name)
+		}
 	}
 	return nil
 }

@@ -116,6 +116,13 @@ current-context: x
 	if out := run("get", "deploy", "open", "-n", "apps", "-C", "member2", "-o", "yaml"); !strings.Contains(out, "resource.karmada.io/query-from-cluster: member2") {
 		t.Errorf("-o yaml does not name the cluster:\n%s", out)
 	}
+	if out := run("get", "deploy", "-A", "-C", "member1"); !strings.Contains(out, "\napps ") || !strings.HasPrefix(out, "NAMESPACE") {
+		t.Errorf("get -A does not fill the NAMESPACE column:\n%s", out)
+	}
+	if out := run("explain", "namespace", "apps"); !strings.Contains(out, "namespace sync") {
+		t.Errorf("explain namespace:\n%s", out)
+	}
+	refused("invalid taint", "taint", "member1", "bad key!=v:NoSchedule")
 	refused(`doesn't have a resource type "nosuchkind"`, "get", "nosuchkind", "-C", "member1")
 	refused(`cluster "nosuch" not found`, "get", "deploy", "-C", "nosuch")
 	s.applyIn("member1", `apiVersion: kwok.x-k8s.io/v1alpha1
