@@ -50,6 +50,14 @@ func (f controlPlaneFlags) clientConfig() clientcmd.ClientConfig {
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
 }
 
+// defaultNamespace is the context's namespace, as kubectl takes it, else default.
+func (f controlPlaneFlags) defaultNamespace() string {
+	if ns, _, err := f.clientConfig().Namespace(); err == nil && ns != "" {
+		return ns
+	}
+	return metav1.NamespaceDefault
+}
+
 func (f controlPlaneFlags) restConfig() (*rest.Config, error) {
 	cfg, err := f.clientConfig().ClientConfig()
 	if err != nil {

@@ -45,7 +45,7 @@ applied and healthy, which overrides changed it there, and its recent warnings.`
 			ctx, cancel := context2(cmd, 30*time.Second)
 			defer cancel()
 			if namespace == "" {
-				namespace = (&promoteOptions{kubeconfig: cp.kubeconfig, context: cp.context}).defaultNamespace()
+				namespace = cp.defaultNamespace()
 			}
 			return explain(ctx, cmd.OutOrStdout(), cp, args[0], args[1], namespace)
 		},
@@ -87,14 +87,14 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 	if err != nil {
 		return err
 	}
-	if claim == nil && kind == "Namespace" && m.GroupVersionKind.Group == "" {
+	if claim == "" && kind == "Namespace" && m.GroupVersionKind.Group == "" {
 		return nil
 	}
-	if claim == nil {
+	if claim == "" {
 		fmt.Fprintf(w, "  Policy:     none: no PropagationPolicy or ClusterPropagationPolicy selects it, so it stays on the control plane\n")
 		return nil
 	}
-	fmt.Fprintf(w, "  Policy:     claimed by %s\n", claim.line)
+	fmt.Fprintf(w, "  Policy:     claimed by %s\n", claim)
 	for _, r := range rivals {
 		fmt.Fprintf(w, "              it beat %s\n", r)
 	}
@@ -228,19 +228,17 @@ func qualified(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-type claimLine struct{ line string }
-
 // explainClaim names the policy that claims obj (from the template's
 // annotations) and, for each other policy that also selects it, why it
 // lost, by Karmada's rules (policymatch.BestMatch).
-func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstructured) (*claimLine, []string, error) {
+func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstructured) (string, []string, error) {
 	a := obj.GetAnnotations()
 	var pps []*policyv1alpha1.PropagationPolicy
 	var cpps []*policyv1alpha1.ClusterPropagationPolicy
 	if obj.GetNamespace() != "" {
 		list := &policyv1alpha1.PropagationPolicyList{}
 		if err := cl.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
 		for i := range list.Items {
 			pps = append(pps, &list.Items[i])
@@ -248,7 +246,7 @@ func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstr
 	}
 	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
 	if err := cl.List(ctx, clist); err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	for i := range clist.Items {
 		cpps = append(cpps, &clist.Items[i])
@@ -256,7 +254,7 @@ func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstr
 	winner, ok := policymatch.BestMatch(obj, pps, cpps)
 	claimed := a[policymatch.PropagationPolicyNameAnnotation] != "" || a[policymatch.ClusterPropagationPolicyNameAnnotation] != ""
 	if !ok && !claimed {
-		return nil, nil, nil
+		return "", nil, nil
 	}
 	// The claim on record wins over a recomputation: a policy keeps what
 	// it claimed until preempted.
@@ -265,7 +263,7 @@ func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstr
 	} else if name := a[policymatch.ClusterPropagationPolicyNameAnnotation]; name != "" {
 		winner = findClaim(obj, nil, cpps, policymatch.KindClusterPropagationPolicy, "", name, winner)
 	}
-	line := &claimLine{line: describeClaim(winner)}
+	line := describeClaim(winner)
 	var rivals []string
 	for _, p := range pps {
 		if c, ok := policymatch.BestMatch(obj, []*policyv1alpha1.PropagationPolicy{p}, nil); ok && !c.Same(winner) {

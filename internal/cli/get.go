@@ -254,7 +254,7 @@ func (o *getOptions) run(cmd *cobra.Command, args []string) error {
 	ctx, cancel := context2(cmd, time.Minute)
 	defer cancel()
 	if o.namespace == "" && !o.allNamespaces {
-		o.namespace = (&promoteOptions{kubeconfig: o.cp.kubeconfig, context: o.cp.context}).defaultNamespace()
+		o.namespace = o.cp.defaultNamespace()
 	}
 	if o.allNamespaces {
 		o.namespace = ""
@@ -455,7 +455,7 @@ metrics API is named on stderr and left out.`,
 				return fmt.Errorf("top %q: want pods or nodes", args[0])
 			}
 			if namespace == "" && !allNamespaces {
-				namespace = (&promoteOptions{kubeconfig: cp.kubeconfig, context: cp.context}).defaultNamespace()
+				namespace = cp.defaultNamespace()
 			}
 			targets, err := memberTargets(ctx, cp, clusters)
 			if err != nil {

@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -444,16 +443,9 @@ func checkJoined(ctx context.Context, cp client.Client, name string) error {
 	return fmt.Errorf("cluster %q is not joined to the control plane; joined clusters: %s", name, strings.Join(joined, ", "))
 }
 
-func (o *promoteOptions) clientConfig() clientcmd.ClientConfig {
-	return controlPlaneFlags{kubeconfig: o.kubeconfig, context: o.context}.clientConfig()
-}
-
-// defaultNamespace is the context's namespace, as kubectl takes it, else default.
+// defaultNamespace is controlPlaneFlags.defaultNamespace for promote's flags.
 func (o *promoteOptions) defaultNamespace() string {
-	if ns, _, err := o.clientConfig().Namespace(); err == nil && ns != "" {
-		return ns
-	}
-	return metav1.NamespaceDefault
+	return controlPlaneFlags{kubeconfig: o.kubeconfig, context: o.context}.defaultNamespace()
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
