@@ -79,7 +79,7 @@ func TestClusterHealthThresholds(t *testing.T) {
 		t.Errorf("with Failover off the placement changed while member1 was down: %q", got)
 	}
 	stop(false)
-	eventually(t, 2*time.Minute, "member1 to be Ready again", func() (bool, string) {
+	eventually(t, 4*time.Minute, "member1 to be Ready again", func() (bool, string) {
 		got := ready()
 		return got == "True", got
 	})
