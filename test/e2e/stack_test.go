@@ -128,6 +128,22 @@ func (s *stack) waitNoProcesses() {
 }
 
 // eventually polls cond every 250ms until it holds or the deadline passes.
+// logLines returns the last n lines of a component's log in the stack's
+// data dir that contain substr, for failure messages.
+func (s *stack) logLines(component, substr string, n int) string {
+	data, _ := os.ReadFile(filepath.Join(s.dataDir, "logs", component+".log"))
+	var hits []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, substr) {
+			hits = append(hits, l)
+		}
+	}
+	if len(hits) > n {
+		hits = hits[len(hits)-n:]
+	}
+	return strings.Join(hits, "\n")
+}
+
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)

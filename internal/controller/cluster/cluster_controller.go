@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -111,14 +112,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	status := r.observe(ctx, cluster)
+	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
+		log.FromContext(ctx).Info("Probe disagrees with the recorded Ready condition", "recorded", was.Status, "observed", now.Status, "reason", now.Reason, "message", now.Message)
+	}
 	r.holdReady(cluster, &status, time.Now())
-	if err := r.taint(ctx, cluster, &status); err != nil {
+	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
+		log.FromContext(ctx).Info("Ready condition changes after the threshold", "from", was.Status, "to", now.Status)
+	}
+	// Both writes carry the resourceVersion read: a decision made on a
+	// stale cached Cluster (one that does not show the last Ready change
+	// yet) must not undo that change.
+	if err := r.taint(ctx, cluster, &status); apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !equality.Semantic.DeepEqual(status, cluster.Status) {
-		patch := client.MergeFrom(cluster.DeepCopy())
+		patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		cluster.Status = status
-		if err := r.Client.Status().Patch(ctx, cluster, patch); err != nil {
+		if err := r.Client.Status().Patch(ctx, cluster, patch); apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Cluster %s: %w", cluster.Name, err)
 		}
 	}
@@ -154,6 +168,10 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	}
 	r.Members.Forget(cluster.Name)
 	return ctrl.Result{}, nil
+}
+
+func readyOf(s clusterv1alpha1.ClusterStatus) *metav1.Condition {
+	return meta.FindStatusCondition(s.Conditions, clusterv1alpha1.ClusterConditionReady)
 }
 
 // holdReady keeps the recorded Ready condition until the probes have
@@ -234,7 +252,7 @@ func (r *Reconciler) taint(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	if !changed {
 		return nil
 	}
-	patch := client.MergeFrom(cluster.DeepCopy())
+	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cluster.Spec.Taints = taints
 	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
 		return fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
