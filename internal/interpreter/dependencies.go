@@ -20,6 +20,9 @@ type Dependency struct {
 	// Service).
 	APIVersion string
 	Kind       string
+	// Namespace is where the dependency lives; empty means the template's
+	// namespace (the only one built-in rules produce).
+	Namespace string
 	// Name names one object. Empty with Selector set: every object of Kind
 	// whose labels match Selector.
 	Name string
@@ -97,6 +100,20 @@ func Dependencies(workload *unstructured.Unstructured) ([]Dependency, error) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &spec); err != nil {
 		return nil, fmt.Errorf("read the pod template of %s %s: %w", workload.GetKind(), workload.GetName(), err)
 	}
+	deps := PodSpecDependencies(&spec)
+	if gk == (schema.GroupKind{Group: "apps", Kind: "StatefulSet"}) {
+		if svc, _, _ := unstructured.NestedString(workload.Object, "spec", "serviceName"); svc != "" {
+			deps = append(deps, Dependency{Kind: "Service", Name: svc})
+			sortDependencies(deps)
+		}
+	}
+	return deps, nil
+}
+
+// PodSpecDependencies lists what a pod spec refers to, sorted by kind and
+// name, each once (see Dependencies). It is the kube.getPodDependencies of
+// the Lua library.
+func PodSpecDependencies(spec *corev1.PodSpec) []Dependency {
 	set := map[Dependency]bool{}
 	add := func(kind, name string) {
 		if name != "" {
@@ -159,19 +176,19 @@ func Dependencies(workload *unstructured.Unstructured) ([]Dependency, error) {
 	if sa != "default" {
 		add("ServiceAccount", sa)
 	}
-	if gk == (schema.GroupKind{Group: "apps", Kind: "StatefulSet"}) {
-		svc, _, _ := unstructured.NestedString(workload.Object, "spec", "serviceName")
-		add("Service", svc)
-	}
 	out := make([]Dependency, 0, len(set))
 	for d := range set {
 		out = append(out, d)
 	}
+	sortDependencies(out)
+	return out
+}
+
+func sortDependencies(out []Dependency) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Kind != out[j].Kind {
 			return out[i].Kind < out[j].Kind
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
 }

@@ -49,7 +49,7 @@ func GetReplicas(obj *unstructured.Unstructured) (replicas int32, req *workv1alp
 	if !ok {
 		return 0, nil, false
 	}
-	return replicas, replicaRequirements(spec, obj.GetNamespace()), true
+	return replicas, PodRequirements(spec, obj.GetNamespace()), true
 }
 
 // jobReplicas is the number of pods a Job runs at once: spec.parallelism, no more than
@@ -94,7 +94,12 @@ func podTemplateSpec(obj *unstructured.Unstructured, ok bool) (*corev1.PodSpec, 
 	return &tmpl.Spec, true
 }
 
-func replicaRequirements(spec *corev1.PodSpec, namespace string) *workv1alpha2.ReplicaRequirements {
+// PodRequirements are the scheduling needs of one replica running spec: its node claim
+// (nodeSelector, tolerations, required node affinity), its effective resource request (see
+// podRequests), its priority class, and namespace as given. It is nil when the pod spec has
+// neither requests nor node constraints. It is the kube.accuratePodRequirements of the Lua
+// library.
+func PodRequirements(spec *corev1.PodSpec, namespace string) *workv1alpha2.ReplicaRequirements {
 	claim := nodeClaim(spec)
 	requests := podRequests(spec)
 	if claim == nil && requests == nil {

@@ -94,6 +94,9 @@ const (
 	InterpreterOperationInterpretHealth InterpreterOperation = "InterpretHealth"
 	// InterpreterOperationInterpretDependency lists the objects a resource depends on.
 	InterpreterOperationInterpretDependency InterpreterOperation = "InterpretDependency"
+	// InterpreterOperationInterpretComponent lists the components (pod templates with their
+	// replicas and requirements) of a multi-template workload (Karmada v1.19).
+	InterpreterOperationInterpretComponent InterpreterOperation = "InterpretComponent"
 )
 
 // ResourceInterpreterWebhookConfigurationList is a list of
