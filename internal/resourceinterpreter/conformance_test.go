@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/interpreter/lua"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter/thirdparty"
 )
 
@@ -117,5 +118,22 @@ func TestUpstreamScriptsRunUnchanged(t *testing.T) {
 			in.SetCustomizations([]configv1alpha1.ResourceInterpreterCustomization{c})
 			runCases(t, in, kd)
 		})
+	}
+}
+
+// TestBundledScriptsPassTheAdmissionCheck holds the bundled scripts to what a user's
+// customization must pass when it is applied.
+func TestBundledScriptsPassTheAdmissionCheck(t *testing.T) {
+	for _, c := range thirdparty.Customizations() {
+		for op, fn := range lua.FunctionName {
+			if s := lua.Script(&c.Spec.Customizations, op); s != "" {
+				if err := lua.Check(s, fn); err != nil {
+					t.Errorf("%s %s: %v", c.Name, op, err)
+				}
+			}
+		}
+		if c.Spec.Target.APIVersion == "" || c.Spec.Target.Kind == "" || c.Name == "" {
+			t.Errorf("%s: needs a name and a target apiVersion and kind", c.Name)
+		}
 	}
 }
