@@ -57,6 +57,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
@@ -212,7 +213,7 @@ var builders = []builder{
 	{"binding", func(s *shared) ([]setup, error) {
 		var out []setup
 		for _, kind := range binding.Kinds {
-			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Kind: kind, Gate: s.gate, Events: s.events}
+			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Kind: kind, Gate: s.gate, Events: s.events}
 			if s.opts.FastPaths.Handoff && s.on["execution"] {
 				// New Works are applied by the binding controller's own
 				// goroutine, a watch delivery sooner.
@@ -228,7 +229,7 @@ var builders = []builder{
 	{"status", func(s *shared) ([]setup, error) {
 		var out []setup
 		for _, kind := range binding.Kinds {
-			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Resources: s.detector.ResourceFor,
+			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Interpreter: s.interp, Resources: s.detector.ResourceFor,
 				Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
 		}
 		return out, nil
@@ -259,7 +260,7 @@ var builders = []builder{
 		if !features.Or(s.opts.Features).Enabled(features.PropagateDeps) {
 			return nil, nil // Karmada's gate: off, spec.propagateDeps is ignored
 		}
-		return []setup{&dependencies.Reconciler{Client: s.client, Templates: s.detector, Gate: s.gate,
+		return []setup{&dependencies.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Gate: s.gate,
 			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(dependencies.ControllerName), Busy: s.gate.Busy,
 				MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}}}, nil
 	}},
@@ -370,6 +371,8 @@ type shared struct {
 	// nothing).
 	gate   *statusgate.Gate
 	events *eventrecord.Recorder
+	// interp is the resource interpreter every controller asks.
+	interp *resourceinterpreter.Interpreter
 }
 
 // enabledNames lists the controllers that run, in AllControllers order.
@@ -456,10 +459,16 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	// give way to propagation like status reports do.
 	s.events = &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("flotilla-controller-manager"), Busy: s.gate.Busy,
 		MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()}
+	s.interp = resourceinterpreter.New(nil)
 	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
+	s.detector.Interpreter = s.interp
+	if err := mgr.Add(&resourceinterpreter.Sync{In: s.interp, Cache: mgr.GetCache(), Reader: c,
+		Recorder: mgr.GetEventRecorderFor("resource-interpreter"), OnChange: s.detector.RequeueKind}); err != nil {
+		return nil, nil, fmt.Errorf("add the interpreter configuration sync: %w", err)
+	}
 	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
 	s.detector.Features = features.Or(o.Features)
-	s.execution = &execution.Reconciler{Client: c, Members: s.members, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}
 	if on["detector"] || on["binding"] || on["status"] || on[dependencies.ControllerName] {
 		// The detector's informers are the template cache of the binding
 		// and status controllers too.

@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -368,4 +369,19 @@ func unique(deps []interpreter.Dependency) []interpreter.Dependency {
 		}
 	}
 	return out
+}
+
+var (
+	defaultOnce sync.Once
+	defaultIn   *Interpreter
+)
+
+// Or returns in, or when it is nil a shared Interpreter with only the bundled and built-in
+// rules (for callers and tests that were given none).
+func Or(in *Interpreter) *Interpreter {
+	if in != nil {
+		return in
+	}
+	defaultOnce.Do(func() { defaultIn = New(nil) })
+	return defaultIn
 }

@@ -1,9 +1,10 @@
 // Package validationadmission refuses, when they are applied, the Karmada
 // objects whose mistakes the CRDs' CEL rules cannot see: a FederatedHPA's
 // spec as the Kubernetes HPA's validation checks it, a
-// CronFederatedHPA's cron schedules and IANA time zones, and the patch
+// CronFederatedHPA's cron schedules and IANA time zones, the patch
 // values, label and annotation syntax of OverridePolicies and
-// ClusterOverridePolicies. These are the checks of Karmada's validating
+// ClusterOverridePolicies, the Lua scripts of ResourceInterpreterCustomizations
+// and the endpoints of ResourceInterpreterWebhookConfigurations. These are the checks of Karmada's validating
 // webhooks that CEL cannot express.
 //
 // The same check runs in two places:
@@ -29,8 +30,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 )
 
 // PluginName is the name to enable with kube-apiserver's
@@ -72,6 +75,16 @@ var Kinds = []Kind{
 		New: func() client.Object { return &policyv1alpha1.ClusterOverridePolicy{} },
 		Check: func(o client.Object) field.ErrorList {
 			return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.ClusterOverridePolicy).Spec)
+		}},
+	{Resource: configv1alpha1.SchemeGroupVersion.WithResource("resourceinterpretercustomizations").GroupResource(),
+		New: func() client.Object { return &configv1alpha1.ResourceInterpreterCustomization{} },
+		Check: func(o client.Object) field.ErrorList {
+			return resourceinterpreter.ValidateCustomization(o.(*configv1alpha1.ResourceInterpreterCustomization))
+		}},
+	{Resource: configv1alpha1.SchemeGroupVersion.WithResource("resourceinterpreterwebhookconfigurations").GroupResource(),
+		New: func() client.Object { return &configv1alpha1.ResourceInterpreterWebhookConfiguration{} },
+		Check: func(o client.Object) field.ErrorList {
+			return resourceinterpreter.ValidateWebhookConfiguration(o.(*configv1alpha1.ResourceInterpreterWebhookConfiguration))
 		}},
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
@@ -50,6 +51,9 @@ type Reconciler struct {
 	Templates binding.TemplateGetter
 	// Kind selects ResourceBindings or ClusterResourceBindings.
 	Kind binding.Kind
+	// Interpreter revises replicas per cluster; nil means the bundled and
+	// built-in rules only.
+	Interpreter *resourceinterpreter.Interpreter
 	// Gate, if set, is touched by every Work write (see statusgate.Gate).
 	Gate *statusgate.Gate
 	// Events, if set, gets Karmada's SyncWorkSucceed and SyncWorkFailed
@@ -162,7 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("list override inputs of binding %s: %w", req, err)
 	}
-	renderings := r.render(tmpl, b, clusters, ops, cops)
+	renderings := r.render(ctx, tmpl, b, clusters, ops, cops)
 	syncErr := r.writeWorks(ctx, b, id, renderings)
 	log.FromContext(ctx).V(1).Info("Rendered Works", "binding", klog.KObj(b), "clusters", renderedClusters(renderings), "err", syncErr)
 	if errors.Is(syncErr, errStaleCache) {
@@ -241,7 +245,7 @@ type rendering struct {
 // cluster that exists. A cluster that does not exist or is being deleted
 // (unjoined, and not yet removed from spec.clusters by the scheduler) gets
 // none: its execution namespace is gone or going too.
-func (r *Reconciler) render(tmpl *unstructured.Unstructured, b binding.Object, clusters map[string]*clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) []rendering {
+func (r *Reconciler) render(ctx context.Context, tmpl *unstructured.Unstructured, b binding.Object, clusters map[string]*clusterv1alpha1.Cluster, ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) []rendering {
 	var out []rendering
 	for _, tc := range binding.Targets(binding.Spec(b)) {
 		c, ok := clusters[tc.Name]
@@ -253,7 +257,7 @@ func (r *Reconciler) render(tmpl *unstructured.Unstructured, b binding.Object, c
 		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			return overridemanager.ApplyAnnotated(m, c, ops, cops)
 		}
-		m, err := Render(tmpl, b, tc, override)
+		m, err := Render(ctx, r.Interpreter, tmpl, b, tc, override)
 		out = append(out, rendering{cluster: tc.Name, manifest: m, err: err})
 	}
 	return out
@@ -470,14 +474,22 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 // annotations added: work name, template generation, resolved conflict
 // resolution, and the lists of label and annotation keys the manifest sets
 // (so keys removed from the template are removed from the member too).
-func Render(tmpl *unstructured.Unstructured, b binding.Object, tc workv1alpha2.TargetCluster, override func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
+//
+// The replicas are revised by in (nil: the bundled and built-in rules); a
+// customization that fails fails the rendering, while a built-in kind
+// without replicas is left as it is.
+func Render(ctx context.Context, in *resourceinterpreter.Interpreter, tmpl *unstructured.Unstructured, b binding.Object, tc workv1alpha2.TargetCluster, override func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*unstructured.Unstructured, error) {
 	spec := binding.Spec(b)
 	m := tmpl.DeepCopy()
 	interpreter.Prune(m)
 	if divided(spec.Placement) && spec.Replicas > 0 {
-		revised, err := interpreter.ReviseDividedReplicas(m, spec.Clusters, tc)
-		if err == nil {
+		in = resourceinterpreter.Or(in)
+		revised, err := in.ReviseReplica(ctx, m, spec.Clusters, tc)
+		switch {
+		case err == nil:
 			m = revised
+		case in.HasReviseReplica(m):
+			return nil, err
 		}
 	}
 	if override != nil {

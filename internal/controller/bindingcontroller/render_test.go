@@ -1,6 +1,7 @@
 package bindingcontroller_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -213,7 +214,7 @@ func TestRender(t *testing.T) {
 			tmpl := object(tc.template)
 			before := tmpl.DeepCopy()
 			b, target := tc.binding.target(tc.cluster)
-			got, err := bindingcontroller.Render(tmpl, b, target, tc.override)
+			got, err := bindingcontroller.Render(context.Background(), nil, tmpl, b, target, tc.override)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}
@@ -251,7 +252,7 @@ func TestRenderConflictResolution(t *testing.T) {
 				tmpl.SetAnnotations(map[string]string{"work.karmada.io/conflict-resolution": tc.annotation})
 			}
 			b, target := newBinding("ConfigMap", "shop", "settings").to("member1", 0).conflict(tc.policy).target("member1")
-			got, err := bindingcontroller.Render(tmpl, b, target, nil)
+			got, err := bindingcontroller.Render(context.Background(), nil, tmpl, b, target, nil)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}
@@ -267,7 +268,7 @@ func TestRenderConflictResolution(t *testing.T) {
 func TestRenderOverrideFailure(t *testing.T) {
 	refused := errors.New(`replace /spec/nosuch: no such path`)
 	b, target := newBinding("Deployment", "shop", "web").duplicated(6, "member1", 6).target("member1")
-	got, err := bindingcontroller.Render(object(storedDeployment), b, target, func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	got, err := bindingcontroller.Render(context.Background(), nil, object(storedDeployment), b, target, func(*unstructured.Unstructured) (*unstructured.Unstructured, error) {
 		return nil, refused
 	})
 	if !errors.Is(err, refused) || got != nil {

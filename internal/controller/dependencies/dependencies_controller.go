@@ -55,6 +55,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
@@ -77,6 +78,9 @@ type Templates interface {
 type Reconciler struct {
 	Client    client.Client
 	Templates Templates
+	// Interpreter answers the interpreter operations; nil means the bundled
+	// and built-in rules only.
+	Interpreter *resourceinterpreter.Interpreter
 	// Events, if set, gets Karmada's SyncScheduleResultToDependenciesSucceed
 	// and ...Failed on the workload binding when the outcome changes.
 	Events *eventrecord.Recorder
@@ -103,6 +107,9 @@ type dependencyKey struct {
 
 // watchKey is what a change of dependency d is looked up by.
 func watchKey(namespace string, d interpreter.Dependency) dependencyKey {
+	if d.Namespace != "" {
+		namespace = d.Namespace
+	}
 	gvk := d.GroupVersionKind()
 	return dependencyKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: d.Name}
 }
@@ -223,7 +230,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		if found {
-			list, derr := interpreter.Dependencies(tmpl)
+			list, derr := resourceinterpreter.Or(r.Interpreter).Dependencies(ctx, tmpl)
 			if derr != nil {
 				// A pod template that does not decode: the API server
 				// validates workloads, so this is a CRD-like kind gone
@@ -302,6 +309,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // one it names (none if it does not exist), or every one its selector
 // matches.
 func (r *Reconciler) resolve(namespace string, d interpreter.Dependency) ([]*unstructured.Unstructured, error) {
+	if d.Namespace != "" {
+		namespace = d.Namespace
+	}
 	gvk := d.GroupVersionKind()
 	if d.Name != "" {
 		obj, found, err := r.Templates.Template(gvk, namespace, d.Name)

@@ -1,6 +1,7 @@
 package detector
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +10,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/template"
 )
 
@@ -32,7 +34,7 @@ func nginxPolicy() *policy {
 
 func TestDesiredBindingOfANewTemplate(t *testing.T) {
 	tmpl := deploymentTemplate("10", 1, map[string]string{"app": "nginx"})
-	b := desiredBinding(binding.New("default", "nginx-deployment"), nil, tmpl, nginxPolicy(), applyPlacement)
+	b := desiredBinding(binding.New("default", "nginx-deployment"), nil, tmpl, nginxPolicy(), applyPlacement, shapeOf(t, tmpl))
 	spec := binding.Spec(b)
 	if spec.Resource.ResourceVersion != "10" || spec.Resource.UID != "tmpl-uid" || spec.Resource.Kind != "Deployment" {
 		t.Errorf("spec.resource = %+v", spec.Resource)
@@ -59,7 +61,7 @@ func TestDesiredBindingOfANewTemplate(t *testing.T) {
 
 func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) {
 	first := deploymentTemplate("10", 1, nil)
-	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy(), applyPlacement)
+	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy(), applyPlacement, shapeOf(t, first))
 	id := current.GetLabels()[binding.PermanentIDLabel]
 	for _, tc := range []struct {
 		name   string
@@ -71,7 +73,7 @@ func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) 
 		{"a label change is recorded", deploymentTemplate("13", 1, map[string]string{"tier": "web"}), "13"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := desiredBinding(current.DeepCopyObject().(binding.Object), current, tc.tmpl, nginxPolicy(), applyPlacement)
+			b := desiredBinding(current.DeepCopyObject().(binding.Object), current, tc.tmpl, nginxPolicy(), applyPlacement, shapeOf(t, tc.tmpl))
 			if got := binding.Spec(b).Resource.ResourceVersion; got != tc.wantRV {
 				t.Errorf("recorded resourceVersion = %s, want %s", got, tc.wantRV)
 			}
@@ -84,14 +86,14 @@ func TestDesiredBindingKeepsTheRecordedVersionWhenOnlyStatusMoved(t *testing.T) 
 
 func TestDesiredBindingOfALazyPolicyKeepsThePlacementAndTakesTheClaim(t *testing.T) {
 	first := deploymentTemplate("10", 1, nil)
-	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy(), applyPlacement)
+	current := desiredBinding(binding.New("default", "nginx-deployment"), nil, first, nginxPolicy(), applyPlacement, shapeOf(t, first))
 	lazy := &policy{
 		claim: policymatch.Claim{Kind: policymatch.KindClusterPropagationPolicy, Name: "lazy", PermanentID: "lazy-id"},
 		spec: &policyv1alpha1.PropagationSpec{ActivationPreference: policyv1alpha1.LazyActivation, Placement: policyv1alpha1.Placement{
 			ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}}},
 	}
 	claimedTemplate := deploymentTemplate("11", 2, map[string]string{policymatch.ClusterPropagationPolicyPermanentIDLabel: "lazy-id"})
-	b := desiredBinding(current.DeepCopyObject().(binding.Object), current, claimedTemplate, lazy, keepPlacement)
+	b := desiredBinding(current.DeepCopyObject().(binding.Object), current, claimedTemplate, lazy, keepPlacement, shapeOf(t, claimedTemplate))
 	if diff := cmp.Diff([]string{"member1"}, binding.Spec(b).Placement.ClusterAffinity.ClusterNames); diff != "" {
 		t.Errorf("the placement changed (-want +got):\n%s", diff)
 	}
@@ -110,4 +112,13 @@ func TestDesiredBindingOfALazyPolicyKeepsThePlacementAndTakesTheClaim(t *testing
 	if got := binding.Spec(b).Resource.ResourceVersion; got != "11" || b.GetAnnotations()[template.FingerprintAnnotation] != template.Fingerprint(claimedTemplate) {
 		t.Errorf("the binding does not follow the template's version (%s), so its Works would wait for it", got)
 	}
+}
+
+func shapeOf(t *testing.T, obj *unstructured.Unstructured) workloadShape {
+	t.Helper()
+	s, err := workloadShapeOf(context.Background(), resourceinterpreter.Or(nil), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 	"github.com/flotilla-io/flotilla/internal/template"
 )
@@ -83,6 +84,9 @@ type Detector struct {
 	// (features.PropagationPolicyPreemption); nil means every gate at its
 	// default.
 	Features featuregate.FeatureGate
+	// Interpreter reads replicas and components from templates; nil means
+	// the bundled and built-in rules only.
+	Interpreter *resourceinterpreter.Interpreter
 
 	// changes records, for Lazy policies, when each template and each
 	// policy last changed (see activation).
@@ -459,6 +463,26 @@ func (d *Detector) enqueueForPolicy(obj any) {
 			if !template.SkipNamespace(o.GetNamespace()) {
 				d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
 			}
+		}
+	}
+}
+
+// RequeueKind reconciles every template of gvk again: its interpretation
+// changed (a ResourceInterpreterCustomization was applied or edited).
+func (d *Detector) RequeueKind(gvk schema.GroupVersionKind) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	gvr, ok := d.byGVK[gvk]
+	if !ok {
+		return
+	}
+	w := d.watching[gvr]
+	if w == nil {
+		return
+	}
+	for _, o := range w.informer.GetStore().List() {
+		if m, err := meta.Accessor(o); err == nil && !template.SkipNamespace(m.GetNamespace()) {
+			d.queue.Add(templateKey{GVR: gvr, Namespace: m.GetNamespace(), Name: m.GetName()})
 		}
 	}
 }

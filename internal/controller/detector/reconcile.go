@@ -23,8 +23,8 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/features"
-	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/template"
 )
 
@@ -375,7 +375,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	if !notFound {
 		current = b.DeepCopyObject().(binding.Object)
 	}
-	desired := desiredBinding(b, current, obj, p, write)
+	shape, err := workloadShapeOf(ctx, resourceinterpreter.Or(d.Interpreter), obj)
+	if err != nil {
+		return err
+	}
+	desired := desiredBinding(b, current, obj, p, write, shape)
 	if notFound {
 		return d.createBinding(ctx, desired)
 	}
@@ -404,7 +408,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 // and propagation settings (with applyPlacement only; keepPlacement leaves
 // b's), the claim labels and annotations, the template fingerprint and the
 // owner reference. It reads and writes nothing else.
-func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy, write bindingWrite) binding.Object {
+func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p *policy, write bindingWrite, shape workloadShape) binding.Object {
 	spec := binding.Spec(b)
 	spec.Resource = workv1alpha2.ObjectReference{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(),
@@ -416,10 +420,7 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 		// its Works are not re-rendered for nothing.
 		spec.Resource.ResourceVersion = binding.Spec(current).Resource.ResourceVersion
 	}
-	spec.Replicas, spec.ReplicaRequirements = 0, nil
-	if replicas, req, ok := interpreter.GetReplicas(obj); ok {
-		spec.Replicas, spec.ReplicaRequirements = replicas, req
-	}
+	spec.Replicas, spec.ReplicaRequirements, spec.Components = shape.replicas, shape.requirements, shape.components
 	if write == applyPlacement {
 		ps := p.spec
 		spec.Placement = ps.Placement.DeepCopy()
@@ -505,4 +506,31 @@ func (d *Detector) deleteBinding(ctx context.Context, key templateKey, w *watche
 		return nil
 	}
 	return err
+}
+
+// workloadShape is what the interpreter says of a template's replicas: its
+// count and per-replica requirements (InterpretReplica), and its components
+// (InterpretComponent, for multi-template workloads).
+type workloadShape struct {
+	replicas     int32
+	requirements *workv1alpha2.ReplicaRequirements
+	components   []workv1alpha2.Component
+}
+
+// workloadShapeOf asks the interpreter for obj's shape. A failing
+// customization fails the reconcile, so the binding keeps its last good
+// replicas instead of dropping to none.
+func workloadShapeOf(ctx context.Context, in *resourceinterpreter.Interpreter, obj *unstructured.Unstructured) (workloadShape, error) {
+	var s workloadShape
+	replicas, req, ok, err := in.GetReplicas(ctx, obj)
+	if err != nil {
+		return s, err
+	}
+	if ok {
+		s.replicas, s.requirements = replicas, req
+	}
+	if s.components, err = in.Components(ctx, obj); err != nil {
+		return s, err
+	}
+	return s, nil
 }

@@ -52,6 +52,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
@@ -73,6 +74,9 @@ const StatusDelay = 100 * time.Millisecond
 type Reconciler struct {
 	Client  client.Client
 	Members *membercluster.Registry
+	// Interpreter retains member-owned fields and reads health and status;
+	// nil means the bundled and built-in rules only.
+	Interpreter *resourceinterpreter.Interpreter
 	// MemberChanges carries member-object changes (from the registry's
 	// informers) as Work events.
 	MemberChanges chan event.GenericEvent
@@ -501,7 +505,7 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 			gvk.Kind, objectKey(desired), m.Name, policymatch.ConflictResolutionAnnotation)
 	default:
 		var inSync bool
-		if inSync, err = InSync(desired, existing); err != nil {
+		if inSync, err = InSync(ctx, r.Interpreter, desired, existing); err != nil {
 			return nil, false, false, fmt.Errorf("compare %s %s with the member's copy: %w", gvk.Kind, objectKey(desired), err)
 		}
 		if inSync {
@@ -515,9 +519,9 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 	st = &workv1alpha1.ManifestStatus{
 		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
 			Resource: mapping.Resource.Resource, Namespace: desired.GetNamespace(), Name: desired.GetName()},
-		Health: interpreter.InterpretHealth(result),
+		Health: resourceinterpreter.Or(r.Interpreter).InterpretHealth(ctx, result),
 	}
-	if raw, err := interpreter.ReflectStatus(result); err == nil && raw != nil {
+	if raw, err := resourceinterpreter.Or(r.Interpreter).ReflectStatus(ctx, result); err == nil && raw != nil {
 		st.Status = raw
 	}
 	return st, !isNew && interpreter.Observed(result), isNew, nil
@@ -525,8 +529,8 @@ func (r *Reconciler) apply(ctx context.Context, m *membercluster.Member, w *work
 
 // updateRetaining sends existing, the member's copy, updated to desired with
 // the fields the member owns retained (Merge).
-func updateRetaining(ctx context.Context, rc dynamic.ResourceInterface, desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	merged, err := Merge(desired, existing)
+func updateRetaining(ctx context.Context, in *resourceinterpreter.Interpreter, rc dynamic.ResourceInterface, desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	merged, err := Merge(ctx, in, desired, existing)
 	if err != nil {
 		return nil, err
 	}
@@ -545,11 +549,11 @@ func (r *Reconciler) update(ctx context.Context, m *membercluster.Member, rc dyn
 		return nil, &rejectedError{prev.(rejection).err}
 	}
 	done := r.Gate.Write()
-	result, err := updateRetaining(ctx, rc, desired, existing)
+	result, err := updateRetaining(ctx, r.Interpreter, rc, desired, existing)
 	if apierrors.IsConflict(err) {
 		// The informer copy was stale; retry once on a fresh read.
 		if existing, err = rc.Get(ctx, desired.GetName(), metav1.GetOptions{}); err == nil {
-			result, err = updateRetaining(ctx, rc, desired, existing)
+			result, err = updateRetaining(ctx, r.Interpreter, rc, desired, existing)
 		}
 	}
 	done()

@@ -1,12 +1,13 @@
 package execution
 
 import (
+	"context"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 )
 
 // Subset reports whether every field set in desired has the same value in
@@ -95,8 +96,11 @@ func isEmpty(v any) bool {
 // node and volumes, ...). Updating in place keeps the object's uid, so
 // adopting it (conflictResolution Overwrite) restarts nothing. Neither
 // argument is modified; the error is interpreter.Retain's.
-func Merge(desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	out, err := interpreter.Retain(desired, existing)
+//
+// The member-owned fields come from in's Retain (nil: the bundled and
+// built-in rules).
+func Merge(ctx context.Context, in *resourceinterpreter.Interpreter, desired, existing *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	out, err := resourceinterpreter.Or(in).Retain(ctx, desired, existing)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +124,11 @@ func Merge(desired, existing *unstructured.Unstructured) (*unstructured.Unstruct
 // the member owns and the retain step replaces (a Pod's volumes, a Job's pod
 // labels, a ServiceAccount's member-added secrets): sending it would change
 // nothing, so that is not drift. The error is Merge's.
-func InSync(desired, existing *unstructured.Unstructured) (bool, error) {
+func InSync(ctx context.Context, in *resourceinterpreter.Interpreter, desired, existing *unstructured.Unstructured) (bool, error) {
 	if Subset(desired.Object, existing.Object) {
 		return true, nil
 	}
-	merged, err := Merge(desired, existing)
+	merged, err := Merge(ctx, in, desired, existing)
 	if err != nil {
 		return false, err
 	}

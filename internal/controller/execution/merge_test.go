@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func TestMergeRetainsMemberOwnedFields(t *testing.T) {
 		"spec":     map[string]any{"type": "NodePort", "ports": []any{map[string]any{"name": "http", "port": int64(80), "nodePort": int64(30080)}}},
 	})
 	before := desired.DeepCopy()
-	got, err := Merge(desired, existing)
+	got, err := Merge(context.Background(), nil, desired, existing)
 	if err != nil {
 		t.Fatalf("Merge: %v", err)
 	}
@@ -121,7 +122,7 @@ func reportManifest(labels map[string]any) *unstructured.Unstructured {
 
 func TestMergeKeepsTheJobSelectorTheMemberGenerated(t *testing.T) {
 	existing := reportJob()
-	got, err := Merge(reportManifest(map[string]any{"app": "report", "karmada.io/managed": "true", "run": "2"}), existing)
+	got, err := Merge(context.Background(), nil, reportManifest(map[string]any{"app": "report", "karmada.io/managed": "true", "run": "2"}), existing)
 	if err != nil {
 		t.Fatalf("Merge: %v", err)
 	}
@@ -172,7 +173,7 @@ func TestInSync(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := InSync(tc.desired, tc.existing)
+			got, err := InSync(context.Background(), nil, tc.desired, tc.existing)
 			if err != nil {
 				t.Fatalf("InSync: %v", err)
 			}
@@ -183,7 +184,7 @@ func TestInSync(t *testing.T) {
 				return
 			}
 			// In sync must be stable: what Merge would send changes nothing.
-			merged, err := Merge(tc.desired, tc.existing)
+			merged, err := Merge(context.Background(), nil, tc.desired, tc.existing)
 			if err != nil {
 				t.Fatalf("Merge: %v", err)
 			}
@@ -204,7 +205,7 @@ func TestMergeDropsKeysFlotillaNoLongerSets(t *testing.T) {
 	if Subset(desired.Object, existing.Object) {
 		t.Fatal("a removed label must count as drift")
 	}
-	merged, err := Merge(desired, existing)
+	merged, err := Merge(context.Background(), nil, desired, existing)
 	if err != nil {
 		t.Fatalf("Merge: %v", err)
 	}

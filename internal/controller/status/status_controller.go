@@ -39,8 +39,8 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
-	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
@@ -76,6 +76,9 @@ type Reconciler struct {
 	Client    client.Client
 	Dynamic   dynamic.Interface
 	Templates binding.TemplateGetter
+	// Interpreter answers the interpreter operations; nil means the bundled
+	// and built-in rules only.
+	Interpreter *resourceinterpreter.Interpreter
 	// Resources maps a template's kind to its resource, for status writes.
 	Resources func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool)
 	// Events, if set, gets Karmada's AggregateStatusSucceed and
@@ -158,7 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var tmplStatus *templateUpdate
 	if !unscheduled {
 		var err error
-		tmplStatus, err = r.templateStatus(spec, items)
+		tmplStatus, err = r.templateStatus(ctx, spec, items)
 		if errors.Is(err, binding.ErrTemplatesLoading) {
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		} else if err != nil {
@@ -293,12 +296,12 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 // templateStatus is the template's .status aggregated from items, with the
 // template it was computed from, or nil when the interpreter does not know
 // the kind, the template is gone, or its status is already that.
-func (r *Reconciler) templateStatus(spec *workv1alpha2.ResourceBindingSpec, items []workv1alpha2.AggregatedStatusItem) (*templateUpdate, error) {
+func (r *Reconciler) templateStatus(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, items []workv1alpha2.AggregatedStatusItem) (*templateUpdate, error) {
 	tmpl, found, err := r.Templates.Template(binding.ResourceGVK(spec), spec.Resource.Namespace, spec.Resource.Name)
 	if err != nil || !found {
 		return nil, err
 	}
-	updated, err := interpreter.AggregateStatus(tmpl, items)
+	updated, err := resourceinterpreter.Or(r.Interpreter).AggregateStatus(ctx, tmpl, items)
 	if err != nil || updated == nil || equality.Semantic.DeepEqual(updated.Object["status"], tmpl.Object["status"]) {
 		return nil, err
 	}
