@@ -300,7 +300,9 @@ func (in *Interpreter) InterpretHealth(ctx context.Context, observed *unstructur
 }
 
 // AggregateStatus is the AggregateStatus operation: the template with its status built from
-// items. The built-in rules return the template unchanged for kinds they do not know.
+// items. Only the status of a customization's answer is taken: the rest of the template stays
+// as it is, whatever the script returned for it. The built-in rules return the template
+// unchanged for kinds they do not know.
 func (in *Interpreter) AggregateStatus(ctx context.Context, tmpl *unstructured.Unstructured, items []workv1alpha2.AggregatedStatusItem) (*unstructured.Unstructured, error) {
 	op := configv1alpha1.InterpreterOperationAggregateStatus
 	src := in.lookup(tmpl, op)
@@ -317,7 +319,13 @@ func (in *Interpreter) AggregateStatus(ctx context.Context, tmpl *unstructured.U
 	if err != nil {
 		return nil, in.fail(src, op, tmpl, err)
 	}
-	return out, nil
+	result := tmpl.DeepCopy()
+	if st, ok := out.Object["status"]; ok && st != nil {
+		result.Object["status"] = st
+	} else {
+		delete(result.Object, "status")
+	}
+	return result, nil
 }
 
 // Dependencies is the InterpretDependency operation: what obj refers to.

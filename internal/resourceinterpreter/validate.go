@@ -3,7 +3,9 @@ package resourceinterpreter
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"net/url"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -36,10 +38,24 @@ func ValidateCustomization(c *configv1alpha1.ResourceInterpreterCustomization) f
 		}
 		if err := lua.Check(script, lua.FunctionName[op]); err != nil {
 			errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: base.Child(rule, "luaScript").String(),
-				BadValue: field.OmitValueType{}, Detail: err.Error()})
+				BadValue: offendingLine(script, err.Error()), Detail: err.Error()})
 		}
 	}
 	return errs
+}
+
+// offendingLine is the text of the line an error names ("line N: ..."), shown as the bad
+// value; the whole script would drown the message.
+func offendingLine(script, msg string) any {
+	var n int
+	if _, err := fmt.Sscanf(msg, "line %d:", &n); err != nil || n < 1 {
+		return field.OmitValueType{}
+	}
+	lines := strings.Split(script, "\n")
+	if n > len(lines) {
+		return field.OmitValueType{}
+	}
+	return strings.TrimSpace(lines[n-1])
 }
 
 // ValidateWebhookConfiguration checks each webhook's clientConfig: a URL must be https with no

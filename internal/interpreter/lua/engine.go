@@ -151,7 +151,7 @@ func syntaxError(err error) error {
 			if j := strings.Index(rest, ")"); strings.HasPrefix(rest, "(") && j >= 0 {
 				rest = rest[j+1:]
 			}
-			return fmt.Errorf("line %s:%s", line, strings.TrimRight(rest, "\n"))
+			return fmt.Errorf("line %s: %s", line, strings.Join(strings.Fields(rest), " "))
 		}
 	}
 	return errors.New(strings.TrimSpace(msg))

@@ -92,9 +92,9 @@ func TestScriptsDoNotShareGlobals(t *testing.T) {
 
 func TestCheckNamesTheLine(t *testing.T) {
 	for script, want := range map[string]string{
-		"function GetReplicas(obj)\n  return obj.spec.replicas,\nend":                   "line 3",
-		"function GetReplicas(obj)\n  local r = helper(obj)\n  return r\nend":          "line 2: call to undefined function helper",
-		"function Other(obj) return 1 end":                                               "does not define the global function GetReplicas",
+		"function GetReplicas(obj)\n  return obj.spec.replicas,\nend":                                                          "line 3",
+		"function GetReplicas(obj)\n  local r = helper(obj)\n  return r\nend":                                                  "line 2: call to undefined function helper",
+		"function Other(obj) return 1 end":                                                                                     "does not define the global function GetReplicas",
 		"local kube = require('kube')\nfunction GetReplicas(o)\n return 1, kube.accuratePodRequirements(o.spec.template)\nend": "",
 	} {
 		err := Check(script, "GetReplicas")

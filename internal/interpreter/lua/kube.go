@@ -47,7 +47,9 @@ func podTemplate(L *glua.LState, n int, fn string) *corev1.PodTemplateSpec {
 	raw, err := FromLua(L, v, nil)
 	if err == nil {
 		var b []byte
-		if b, err = json.Marshal(raw); err == nil {
+		// A script's empty table may stand for a list (initContainers = {}): empty
+		// values read as absent.
+		if b, err = json.Marshal(dropEmpty(raw)); err == nil {
 			err = json.Unmarshal(b, tmpl)
 		}
 	}
