@@ -118,3 +118,27 @@ func TestWebhookAnswersWithTheSameVerdict(t *testing.T) {
 		t.Errorf("garbage body: status %d, want 400", res.StatusCode)
 	}
 }
+
+func TestValidateInterpreterScripts(t *testing.T) {
+	gr := schema.GroupResource{Group: "config.karmada.io", Resource: "resourceinterpretercustomizations"}
+	gk := schema.GroupKind{Group: "config.karmada.io", Kind: "ResourceInterpreterCustomization"}
+	ric := func(script string) map[string]any {
+		return map[string]any{"apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
+			"metadata": map[string]any{"name": "w"},
+			"spec": map[string]any{"target": map[string]any{"apiVersion": "example.io/v1", "kind": "Widget"},
+				"customizations": map[string]any{"replicaResource": map[string]any{"luaScript": script}}}}
+	}
+	if err := Validate(gr, gk, "w", ric("function GetReplicas(o) return o.spec.replicas end")); err != nil {
+		t.Errorf("a good script is refused: %v", err)
+	}
+	for script, want := range map[string]string{
+		"function GetReplicas(o)\n  return o.spec.replicas +\nend": `spec.customizations.replicaResource.luaScript: Invalid value: "end": line 3`,
+		"function GetReplicas(o)\n  return count(o)\nend":          "line 2: call to undefined function count",
+		"function Replicas(o) return 1 end":                          "does not define the global function GetReplicas",
+	} {
+		err := Validate(gr, gk, "w", ric(script))
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", script, err, want)
+		}
+	}
+}

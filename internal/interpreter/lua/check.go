@@ -17,10 +17,10 @@ import (
 func Check(script, fn string) error {
 	chunk, err := parse.Parse(strings.NewReader(script), "script")
 	if err != nil {
-		return syntaxError(err)
+		return syntaxError(err, script)
 	}
 	if _, err := glua.Compile(chunk, "script"); err != nil {
-		return syntaxError(err)
+		return syntaxError(err, script)
 	}
 	w := &walker{defined: map[string]bool{}}
 	w.stmts(chunk)

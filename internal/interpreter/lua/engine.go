@@ -77,9 +77,11 @@ type program struct {
 	err   error
 }
 
-// state is a pooled Lua state.
+// state is a pooled Lua state with one environment per program, so that scripts defining the
+// same global names never see each other's.
 type state struct {
-	L *glua.LState
+	L    *glua.LState
+	envs map[*glua.FunctionProto]*glua.LTable
 }
 
 // call is one running script call, watched for its budget.
@@ -129,19 +131,24 @@ func (e *Engine) compile(script string) (*program, error) {
 func Compile(script string) (*glua.FunctionProto, error) {
 	chunk, err := parse.Parse(strings.NewReader(script), "script")
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(err, script)
 	}
 	proto, err := glua.Compile(chunk, "script")
 	if err != nil {
-		return nil, syntaxError(err)
+		return nil, syntaxError(err, script)
 	}
 	return proto, nil
 }
 
 // syntaxError rewrites gopher-lua's "script line:N(column:M) near 'x': msg" as
-// "line N: near 'x': msg".
-func syntaxError(err error) error {
+// "line N: near 'x': msg", and "script at EOF: msg" as "line N: at the end of the script: msg"
+// with N the script's last line.
+func syntaxError(err error, script string) error {
 	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "script at EOF:"); ok {
+		last := strings.Count(strings.TrimRight(script, "\n"), "\n") + 1
+		return fmt.Errorf("line %d: at the end of the script: %s", last, strings.Join(strings.Fields(rest), " "))
+	}
 	if i := strings.Index(msg, "line:"); i >= 0 {
 		rest := msg[i+len("line:"):]
 		n := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
@@ -165,7 +172,7 @@ func (e *Engine) get() *state {
 	}
 	L := glua.NewState(glua.Options{SkipOpenLibs: true, CallStackSize: 256, RegistrySize: 1024, RegistryMaxSize: 64 * 1024})
 	openLibs(L)
-	return &state{L: L}
+	return &state{L: L, envs: map[*glua.FunctionProto]*glua.LTable{}}
 }
 
 func (e *Engine) put(s *state) {
@@ -231,13 +238,21 @@ func stringRep(L *glua.LState) int {
 	return 1
 }
 
-// env runs the program's top level in a fresh environment holding the standard globals and
-// returns it. As in Karmada, every call starts from the script's own top level: globals a script
-// assigns (even `error = nil`) last for that call only, and scripts never see each other's.
+// env runs the program's top level in its environment on this state and returns it. As in
+// Karmada, the top level runs before every call (on a pooled state, so globals a function
+// assigns may outlive the call); unlike Karmada, each program has its own globals, holding a
+// copy of the standard ones.
 func (s *state) env(p *program) (*glua.LTable, error) {
-	env := s.L.CreateTable(0, 48)
-	s.L.G.Global.ForEach(func(k, v glua.LValue) { env.RawSet(k, v) })
-	env.RawSetString("_G", env)
+	env, ok := s.envs[p.proto]
+	if !ok {
+		env = s.L.CreateTable(0, 48)
+		s.L.G.Global.ForEach(func(k, v glua.LValue) { env.RawSet(k, v) })
+		env.RawSetString("_G", env)
+		if len(s.envs) > 256 {
+			clear(s.envs)
+		}
+		s.envs[p.proto] = env
+	}
 	fn := s.L.NewFunctionFromProto(p.proto)
 	fn.Env = env
 	s.L.Push(fn)

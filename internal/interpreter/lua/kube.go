@@ -1,12 +1,12 @@
 package lua
 
 import (
-	"encoding/json"
 	"fmt"
 
 	glua "github.com/yuin/gopher-lua"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
@@ -46,12 +46,10 @@ func podTemplate(L *glua.LState, n int, fn string) *corev1.PodTemplateSpec {
 	}
 	raw, err := FromLua(L, v, nil)
 	if err == nil {
-		var b []byte
 		// A script's empty table may stand for a list (initContainers = {}): empty
 		// values read as absent.
-		if b, err = json.Marshal(dropEmpty(raw)); err == nil {
-			err = json.Unmarshal(b, tmpl)
-		}
+		m, _ := dropEmpty(raw).(map[string]any)
+		err = runtime.DefaultUnstructuredConverter.FromUnstructured(m, tmpl)
 	}
 	if err != nil {
 		L.RaiseError("kube.%s: the pod template does not decode: %v", fn, err)
@@ -60,15 +58,11 @@ func podTemplate(L *glua.LState, n int, fn string) *corev1.PodTemplateSpec {
 }
 
 func pushJSON(L *glua.LState, v any) {
-	b, err := json.Marshal(v)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 	if err != nil {
 		L.RaiseError("%v", err)
 	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		L.RaiseError("%v", err)
-	}
-	L.Push(ToLua(L, out))
+	L.Push(ToLua(L, m))
 }
 
 func accuratePodRequirements(L *glua.LState) int {
