@@ -134,7 +134,7 @@ func TestValidateInterpreterScripts(t *testing.T) {
 	for script, want := range map[string]string{
 		"function GetReplicas(o)\n  return o.spec.replicas +\nend": `spec.customizations.replicaResource.luaScript: Invalid value: "end": line 3`,
 		"function GetReplicas(o)\n  return count(o)\nend":          "line 2: call to undefined function count",
-		"function Replicas(o) return 1 end":                          "does not define the global function GetReplicas",
+		"function Replicas(o) return 1 end":                        "does not define the global function GetReplicas",
 	} {
 		err := Validate(gr, gk, "w", ric(script))
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
