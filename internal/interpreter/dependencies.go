@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,6 +38,30 @@ func (d Dependency) GroupVersionKind() schema.GroupVersionKind {
 		return corev1.SchemeGroupVersion.WithKind(d.Kind)
 	}
 	return schema.FromAPIVersionAndKind(d.APIVersion, d.Kind)
+}
+
+// NewDependency is the dependency a customization or a webhook reports as
+// Karmada's DependentObjectReference: kind and apiVersion, and a name or a
+// label selector. apiVersion "v1" is stored empty, as the built-in rules do.
+func NewDependency(apiVersion, kind, namespace, name string, selector *metav1.LabelSelector) (Dependency, error) {
+	if kind == "" || apiVersion == "" {
+		return Dependency{}, fmt.Errorf("a dependency needs an apiVersion and a kind")
+	}
+	d := Dependency{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name}
+	if d.APIVersion == "v1" {
+		d.APIVersion = ""
+	}
+	if name == "" {
+		if selector == nil {
+			return Dependency{}, fmt.Errorf("dependency %s has neither a name nor a labelSelector", kind)
+		}
+		sel, err := metav1.LabelSelectorAsSelector(selector)
+		if err != nil {
+			return Dependency{}, fmt.Errorf("dependency %s: %w", kind, err)
+		}
+		d.Selector = sel.String()
+	}
+	return d, nil
 }
 
 func (d Dependency) String() string {

@@ -102,22 +102,9 @@ type Response = ResourceInterpreterResponse
 func (r *Response) dependencies() ([]interpreter.Dependency, error) {
 	var out []interpreter.Dependency
 	for i, d := range r.Dependencies {
-		dep := interpreter.Dependency{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}
-		if d.Kind == "" || d.APIVersion == "" {
-			return nil, fmt.Errorf("dependency %d has no apiVersion or kind", i)
-		}
-		if d.Name == "" {
-			if d.LabelSelector == nil {
-				return nil, fmt.Errorf("dependency %d (%s) has neither a name nor a labelSelector", i, d.Kind)
-			}
-			sel, err := metav1.LabelSelectorAsSelector(d.LabelSelector)
-			if err != nil {
-				return nil, err
-			}
-			dep.Selector = sel.String()
-		}
-		if dep.APIVersion == "v1" {
-			dep.APIVersion = ""
+		dep, err := interpreter.NewDependency(d.APIVersion, d.Kind, d.Namespace, d.Name, d.LabelSelector)
+		if err != nil {
+			return nil, fmt.Errorf("dependency %d: %w", i, err)
 		}
 		out = append(out, dep)
 	}

@@ -57,22 +57,7 @@ spec:
 }
 
 func dividedPolicy(ns, kind, name string) string {
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: %[4]s-%[3]s, namespace: %[1]s}
-spec:
-  resourceSelectors:
-  - {apiVersion: example.io/v1, kind: %[2]s, name: %[3]s}
-  placement:
-    clusterAffinity: {clusterNames: [member1, member2]}
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference:
-        staticWeightList:
-        - {targetCluster: {clusterNames: [member1]}, weight: 2}
-        - {targetCluster: {clusterNames: [member2]}, weight: 1}
-`, ns, kind, name, strings.ToLower(kind))
+	return staticWeightPolicy(ns, strings.ToLower(kind)+"-"+name, "example.io/v1", kind, name, 2, 1)
 }
 
 // widgetCustomization interprets Widgets: replicas (times factor), revision, status

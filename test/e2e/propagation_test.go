@@ -33,12 +33,18 @@ func (s *stack) waitFor(t *testing.T, want, member string, args ...string) {
 }
 
 func weightedPolicy(name, selectName string, w1, w2 int) string {
+	return staticWeightPolicy("default", name, "apps/v1", "Deployment", selectName, w1, w2)
+}
+
+// staticWeightPolicy divides the replicas of one template between member1
+// and member2 by static weights w1:w2.
+func staticWeightPolicy(ns, name, apiVersion, kind, selectName string, w1, w2 int) string {
 	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
-metadata: {name: %s, namespace: default}
+metadata: {name: %s, namespace: %s}
 spec:
   resourceSelectors:
-  - {apiVersion: apps/v1, kind: Deployment, name: %s}
+  - {apiVersion: %s, kind: %s, name: %s}
   placement:
     clusterAffinity: {clusterNames: [member1, member2]}
     replicaScheduling:
@@ -48,7 +54,7 @@ spec:
         staticWeightList:
         - {targetCluster: {clusterNames: [member1]}, weight: %d}
         - {targetCluster: {clusterNames: [member2]}, weight: %d}
-`, name, selectName, w1, w2)
+`, name, ns, apiVersion, kind, selectName, w1, w2)
 }
 
 func deploymentYAML(namespace, name string, replicas int, image string) string {

@@ -262,22 +262,9 @@ func (e *Engine) GetDependencies(ctx context.Context, script string, desired *un
 			return fmt.Errorf("GetDependencies returned a list that does not decode: %w", err)
 		}
 		for i, d := range refs {
-			if d.Kind == "" || d.APIVersion == "" {
-				return fmt.Errorf("GetDependencies: dependency %d has no apiVersion or kind", i)
-			}
-			dep := interpreter.Dependency{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}
-			if d.Name == "" {
-				if d.LabelSelector == nil {
-					return fmt.Errorf("GetDependencies: dependency %d (%s) has neither a name nor a labelSelector", i, d.Kind)
-				}
-				sel, err := metav1.LabelSelectorAsSelector(d.LabelSelector)
-				if err != nil {
-					return fmt.Errorf("GetDependencies: dependency %d (%s): %w", i, d.Kind, err)
-				}
-				dep.Selector = sel.String()
-			}
-			if dep.APIVersion == "v1" {
-				dep.APIVersion = ""
+			dep, err := interpreter.NewDependency(d.APIVersion, d.Kind, d.Namespace, d.Name, d.LabelSelector)
+			if err != nil {
+				return fmt.Errorf("GetDependencies: dependency %d: %w", i, err)
 			}
 			out = append(out, dep)
 		}
