@@ -121,3 +121,13 @@ const (
 	EndpointSliceDispatchedSucceed = "EndpointSliceDispatchedSucceed"
 	EndpointSliceDispatchedFailed  = "EndpointSliceDispatchedFailed"
 )
+
+// Failover events, Karmada's: raised on a binding and its template when the
+// taint manager (or application failover) takes the resource off a cluster.
+const (
+	// EvictWorkloadFromClusterSucceed: the resource was evicted from the
+	// cluster (a graceful eviction task records it while the copy stays).
+	EvictWorkloadFromClusterSucceed = "EvictWorkloadFromClusterSucceed"
+	// EvictWorkloadFromClusterFailed: the eviction could not be written.
+	EvictWorkloadFromClusterFailed = "EvictWorkloadFromClusterFailed"
+)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
@@ -59,6 +60,12 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"how long a Ready member must keep failing its probes before its Ready condition turns False (and it is tainted cluster.karmada.io/not-ready:NoSchedule)")
 	fl.DurationVar(&f.opts.ClusterSuccessThreshold, "cluster-success-threshold", cluster.DefaultSuccessThreshold,
 		"how long a not-Ready member must keep passing its probes before its Ready condition turns True again")
+	fl.BoolVar(&f.opts.EnableTaintManager, "enable-taint-manager", true,
+		"run the taint manager, which evicts bindings from clusters with NoExecute taints they do not tolerate (with --feature-gates=Failover=true and --enable-no-execute-taint-eviction)")
+	fl.BoolVar(&f.opts.EnableNoExecuteTaintEviction, "enable-no-execute-taint-eviction", false,
+		"let the taint manager evict bindings from clusters with untolerated NoExecute taints (needs --feature-gates=Failover=true); off, NoExecute taints only keep new placements away")
+	fl.DurationVar(&f.opts.GracefulEvictionTimeout, "graceful-eviction-timeout", gracefuleviction.DefaultTimeout,
+		"how long an evicted cluster keeps its copy while the replacement elsewhere is not yet healthy (graceful eviction tasks without gracePeriodSeconds)")
 	fl.DurationVar(&f.opts.CronFederatedHPAMissedRunWindow, "cronfederatedhpa-missed-run-window", cronfederatedhpa.DefaultMissedRunWindow,
 		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
 	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",

@@ -36,18 +36,21 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/clustertaintpolicy"
 	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/dependencies"
 	"github.com/flotilla-io/flotilla/internal/controller/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/multiclusterservice"
 	"github.com/flotilla-io/flotilla/internal/controller/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/serviceexport"
 	"github.com/flotilla-io/flotilla/internal/controller/serviceimport"
 	"github.com/flotilla-io/flotilla/internal/controller/status"
+	"github.com/flotilla-io/flotilla/internal/controller/taintmanager"
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
@@ -66,7 +69,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
-	federatedhpa.ControllerName}
+	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, gracefuleviction.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -97,6 +100,17 @@ type Options struct {
 	// condition changes (--cluster-failure-threshold,
 	// --cluster-success-threshold; 30s each, as in Karmada).
 	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
+	// EnableTaintManager runs the taint manager with the cluster controller
+	// (--enable-taint-manager, true as in Karmada); it evicts only with
+	// the Failover gate and EnableNoExecuteTaintEviction.
+	EnableTaintManager bool
+	// EnableNoExecuteTaintEviction lets the taint manager evict bindings
+	// from clusters with untolerated NoExecute taints
+	// (--enable-no-execute-taint-eviction, false as in Karmada).
+	EnableNoExecuteTaintEviction bool
+	// GracefulEvictionTimeout is how long a graceful eviction task waits
+	// for a healthy replacement (--graceful-eviction-timeout, 10m).
+	GracefulEvictionTimeout time.Duration
 	// FastPaths turns the propagation path's shortcuts on or off; the
 	// command's default is fastpath.All().
 	FastPaths fastpath.Options
@@ -194,19 +208,27 @@ type builder struct {
 // event recorder) and from the fast paths that are on.
 var builders = []builder{
 	{"cluster", func(s *shared) ([]setup, error) {
-		return []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
-			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}, nil
+		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
+			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}
+		if s.taintManagerEvicts() {
+			for _, kind := range binding.Kinds {
+				out = append(out, &taintmanager.Reconciler{Client: s.client, Kind: kind,
+					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.mgr.GetEventRecorderFor("taint-manager")})
+			}
+		}
+		return out, nil
 	}},
 	{"detector", func(*shared) ([]setup, error) {
 		return nil, nil // added with the shared template cache, in newManager
 	}},
 	{"scheduler", func(s *shared) ([]setup, error) {
 		if s.opts.FastPaths.Preschedule {
-			s.detector.Preschedule = scheduling.Preschedule
+			s.detector.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: s.taintManagerEvicts()}.Preschedule
 		}
 		var out []setup
 		for _, kind := range binding.Kinds {
-			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
+			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
+				TaintManagerEvicts: s.taintManagerEvicts()})
 		}
 		return out, nil
 	}},
@@ -311,6 +333,16 @@ var builders = []builder{
 			Recommender: hpa.NewRecommender(metrics, cfg, nil), SyncPeriod: cfg.SyncPeriod,
 			Recorder: s.mgr.GetEventRecorderFor("federatedHPA-controller")}}, nil
 	}},
+	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&clustertaintpolicy.Reconciler{Client: s.client}}, nil
+	}},
+	{gracefuleviction.ControllerName, func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &gracefuleviction.Reconciler{Client: s.client, Kind: kind, Timeout: s.opts.GracefulEvictionTimeout})
+		}
+		return out, nil
+	}},
 	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
 			return nil, nil
@@ -373,6 +405,14 @@ type shared struct {
 	events *eventrecord.Recorder
 	// interp is the resource interpreter every controller asks.
 	interp *resourceinterpreter.Interpreter
+}
+
+// taintManagerEvicts reports whether the taint manager evicts bindings from
+// NoExecute-tainted clusters: the Failover gate, --enable-taint-manager and
+// --enable-no-execute-taint-eviction, with the cluster controller on.
+func (s *shared) taintManagerEvicts() bool {
+	return s.on["cluster"] && s.opts.EnableTaintManager && s.opts.EnableNoExecuteTaintEviction &&
+		features.Or(s.opts.Features).Enabled(features.Failover)
 }
 
 // enabledNames lists the controllers that run, in AllControllers order.

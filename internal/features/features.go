@@ -34,6 +34,20 @@ const (
 	// multiclusterservice and endpointsliceDispatch controllers do not run
 	// and endpointsliceCollect collects nothing for them.
 	MultiClusterService featuregate.Feature = "MultiClusterService"
+
+	// Failover lets Flotilla move workloads away from failed clusters
+	// (Karmada's gate, off by default): with it, the taint manager evicts
+	// bindings from clusters with an untolerated NoExecute taint (with the
+	// controller manager's --enable-no-execute-taint-eviction). Off, nothing
+	// is ever removed from a cluster because it is unhealthy.
+	Failover featuregate.Feature = "Failover"
+
+	// GracefulEviction makes an eviction graceful (Karmada's gate, beta, on
+	// by default): the cluster goes into the binding's
+	// spec.gracefulEvictionTasks, the replacement is scheduled elsewhere,
+	// and the old copy is removed once the replacement is healthy or at the
+	// task's timeout. Off, an evicted cluster's copy is removed at once.
+	GracefulEviction featuregate.Feature = "GracefulEviction"
 )
 
 // specs are the gates Flotilla knows, at Karmada's maturity and defaults.
@@ -41,6 +55,8 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	PropagationPolicyPreemption: {Default: false, PreRelease: featuregate.Alpha},
 	PropagateDeps:               {Default: true, PreRelease: featuregate.Beta},
 	MultiClusterService:         {Default: false, PreRelease: featuregate.Alpha},
+	Failover:                    {Default: false, PreRelease: featuregate.Beta},
+	GracefulEviction:            {Default: true, PreRelease: featuregate.Beta},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

@@ -40,10 +40,13 @@ func (p *problem) rejection(cluster *clusterv1alpha1.Cluster, matcher *clusteraf
 	if !matcher.Match(cluster) {
 		return matcher.Reason(cluster)
 	}
+	if slices.Contains(p.in.Evicting, cluster.Name) {
+		return "the resource is being evicted from it (graceful eviction task)"
+	}
 	if !held && !isReady(cluster) {
 		return "cluster is not Ready"
 	}
-	if reason := untoleratedTaint(cluster.Spec.Taints, p.placement.ClusterTolerations, held); reason != "" {
+	if reason := untoleratedTaint(cluster.Spec.Taints, p.placement.ClusterTolerations, held, held && p.in.TaintManagerEvicts); reason != "" {
 		return reason
 	}
 	if !held {
@@ -67,12 +70,16 @@ func isReady(cluster *clusterv1alpha1.Cluster) bool {
 // untoleratedTaint implements placement.clusterTolerations: a NoSchedule or NoExecute taint of
 // Cluster.spec.taints rejects the cluster unless a toleration tolerates it (core/v1
 // semantics). A cluster that already holds the resource only answers to NoExecute taints,
-// since NoSchedule, as for nodes, keeps newcomers out but lets incumbents stay.
-func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration, held bool) string {
+// since NoSchedule, as for nodes, keeps newcomers out but lets incumbents stay; with
+// evictedElsewhere (the taint manager evicts), not even to those.
+func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration, held, evictedElsewhere bool) string {
 	for i := range taints {
 		taint := &taints[i]
 		switch taint.Effect {
 		case corev1.TaintEffectNoExecute:
+			if evictedElsewhere {
+				continue
+			}
 		case corev1.TaintEffectNoSchedule:
 			if held {
 				continue

@@ -62,6 +62,16 @@ type Input struct {
 	// binding that failed over to a later term does not move back on its own. Empty starts
 	// from the first term.
 	ObservedAffinityName string
+
+	// Evicting are the clusters of the binding's spec.gracefulEvictionTasks: the resource is
+	// leaving them, so they are not chosen again until the task is done, as in Karmada.
+	Evicting []string
+
+	// TaintManagerEvicts says that the taint manager evicts bindings from clusters with
+	// untolerated NoExecute taints (Failover on, with --enable-no-execute-taint-eviction), so
+	// that eviction can be graceful: a cluster in Previous then keeps the resource through a
+	// NoExecute taint here. Off, such a cluster is dropped by the scheduler itself.
+	TaintManagerEvicts bool
 }
 
 // Decision is the outcome of scheduling one binding.

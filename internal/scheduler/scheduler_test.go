@@ -232,6 +232,29 @@ func TestTaintPreviousHolderAndSpreadFieldFilters(t *testing.T) {
 			want: targets("member1", 1, "member2", 1),
 		},
 		{
+			name: "with the taint manager evicting, a previous holder stays through NoExecute (the taint manager moves it gracefully)",
+			in: Input{
+				Replicas: 1,
+				Clusters: clusters(
+					cluster("member1"),
+					cluster("member3").taint(clusterv1alpha1.TaintClusterNotReady, "", corev1.TaintEffectNoExecute),
+				),
+				Previous:           targets("member1", 1, "member3", 1),
+				TaintManagerEvicts: true,
+			},
+			want: targets("member1", 1, "member3", 1),
+		},
+		{
+			name: "a cluster being evicted is not chosen again",
+			in: Input{
+				Replicas: 1,
+				Clusters: clusters(cluster("member1"), cluster("member2"), cluster("member3")),
+				Previous: targets("member2", 1),
+				Evicting: []string{"member1"},
+			},
+			want: targets("member2", 1, "member3", 1),
+		},
+		{
 			name: "previous holders are still bound by the cluster affinity",
 			in: Input{
 				Placement: &policyv1alpha1.Placement{ClusterAffinity: names("member2")},

@@ -192,7 +192,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if syncErr != nil {
 		return ctrl.Result{}, syncErr
 	}
-	_, err = r.deleteWorks(ctx, id, keepNamespaces(binding.Targets(spec)))
+	keep := keepNamespaces(binding.Targets(spec))
+	for c := range binding.EvictingClusters(spec) {
+		// Being evicted gracefully: the copy stays, as it is, until the
+		// graceful eviction task is done.
+		keep[clusterv1alpha1.ExecutionNamespace(c)] = true
+	}
+	_, err = r.deleteWorks(ctx, id, keep)
 	return ctrl.Result{}, err
 }
 

@@ -52,6 +52,10 @@ type Reconciler struct {
 	// statusgate.Gate), and holds back a Scheduled condition that only
 	// records a newer generation while propagation is busy.
 	Gate *statusgate.Gate
+	// TaintManagerEvicts leaves clusters that hold a binding and get an
+	// untolerated NoExecute taint to the taint manager, which evicts
+	// gracefully (scheduler.Input.TaintManagerEvicts).
+	TaintManagerEvicts bool
 
 	wakeup statusgate.Wakeup
 }
@@ -131,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	placement := binding.AppliedPlacement(spec)
-	decision, schedErr := scheduler.Decide(input(b, live(clusters.Items)))
+	decision, schedErr := scheduler.Decide(input(b, live(clusters.Items), r.TaintManagerEvicts))
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
 	var noFit *scheduler.NoClusterFitError
@@ -226,6 +230,17 @@ func targetNames(tcs []workv1alpha2.TargetCluster) []string {
 // change. A binding that points at a cluster that is gone, or that cannot
 // be scheduled, is left for the controller, which handles and reports it.
 func Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
+	return Prescheduler{}.Preschedule(ctx, c, b)
+}
+
+// Prescheduler is Preschedule with the scheduler's options.
+type Prescheduler struct {
+	// TaintManagerEvicts is Reconciler.TaintManagerEvicts.
+	TaintManagerEvicts bool
+}
+
+// Preschedule is the package's Preschedule with p's options.
+func (p Prescheduler) Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
 	spec := binding.Spec(b)
 	if !ours(spec) {
 		return nil
@@ -243,7 +258,7 @@ func Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
 			return nil
 		}
 	}
-	decision, err := scheduler.Decide(input(b, live))
+	decision, err := scheduler.Decide(input(b, live, p.TaintManagerEvicts))
 	if err != nil {
 		return nil
 	}
@@ -269,13 +284,17 @@ func ours(spec *workv1alpha2.ResourceBindingSpec) bool {
 // binding whose placement changed since its last decision (the
 // applied-placement annotation) is scheduled afresh; only a changed world
 // (clusters, replicas) is scheduled incrementally from spec.clusters.
-func input(b binding.Object, clusters []*clusterv1alpha1.Cluster) scheduler.Input {
+func input(b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEvicts bool) scheduler.Input {
 	spec, status := binding.Spec(b), binding.Status(b)
 	in := scheduler.Input{
 		Clusters: clusters,
 		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
 		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
 		ObservedAffinityName: status.SchedulerObservedAffinityName,
+		TaintManagerEvicts:   taintManagerEvicts,
+	}
+	for c := range binding.EvictingClusters(spec) {
+		in.Evicting = append(in.Evicting, c)
 	}
 	if b.GetAnnotations()[binding.AppliedPlacementAnnotation] != binding.AppliedPlacement(spec) {
 		in.Previous, in.ObservedAffinityName = nil, ""
