@@ -28,14 +28,20 @@ func TestDone(t *testing.T) {
 		done          bool
 		wait          time.Duration
 	}{
-		"waiting":                {task: task(nil), exists: true, wait: 9 * time.Minute},
-		"replacement healthy":    {task: task(nil), ready: true, exists: true, done: true},
-		"timeout":                {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.GracePeriodSeconds = ptr.To[int32](30) }), exists: true, done: true},
-		"cluster gone":           {task: task(nil), done: true},
-		"Directly":               {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeDirectly }), exists: true, done: true},
-		"Immediately (v1.7)":     {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeImmediately }), exists: true, done: true},
-		"Never, suppressed":      {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeNever; t.SuppressDeletion = ptr.To(true) }), ready: true, exists: true},
-		"Never, suppression off": {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeNever; t.SuppressDeletion = ptr.To(false) }), exists: true, done: true},
+		"waiting":             {task: task(nil), exists: true, wait: 9 * time.Minute},
+		"replacement healthy": {task: task(nil), ready: true, exists: true, done: true},
+		"timeout":             {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.GracePeriodSeconds = ptr.To[int32](30) }), exists: true, done: true},
+		"cluster gone":        {task: task(nil), done: true},
+		"Directly":            {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeDirectly }), exists: true, done: true},
+		"Immediately (v1.7)":  {task: task(func(t *workv1alpha2.GracefulEvictionTask) { t.PurgeMode = policyv1alpha1.PurgeModeImmediately }), exists: true, done: true},
+		"Never, suppressed": {task: task(func(t *workv1alpha2.GracefulEvictionTask) {
+			t.PurgeMode = policyv1alpha1.PurgeModeNever
+			t.SuppressDeletion = ptr.To(true)
+		}), ready: true, exists: true},
+		"Never, suppression off": {task: task(func(t *workv1alpha2.GracefulEvictionTask) {
+			t.PurgeMode = policyv1alpha1.PurgeModeNever
+			t.SuppressDeletion = ptr.To(false)
+		}), exists: true, done: true},
 	} {
 		done, wait, _ := Done(tc.task, tc.ready, tc.exists, DefaultTimeout, now)
 		if done != tc.done || wait != tc.wait {
