@@ -1,0 +1,149 @@
+package e2e
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const notReadyNoExecutePolicy = `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: not-ready-evicts}
+spec:
+  addOnConditions:
+  - {conditionType: Ready, operator: In, statusValues: ["False", "Unknown"]}
+  removeOnConditions:
+  - {conditionType: Ready, operator: In, statusValues: ["True"]}
+  taints:
+  - {key: cluster.karmada.io/not-ready, effect: NoExecute}
+`
+
+// TestFailover runs a stack with Failover on (the taint manager evicting on
+// NoExecute, graceful eviction with a 90 s timeout, a 10 s failure
+// threshold): a NoExecute taint by hand moves a ClusterRole and a ConfigMap
+// off a cluster and the taint's removal brings them back; a failed member,
+// tainted NoExecute by a ClusterTaintPolicy, loses its Deployment replicas
+// to the others, the graceful eviction task ends once they are ready, and
+// the stale copy goes when the member comes back.
+func TestFailover(t *testing.T) {
+	s := startStack(t, 3, "--feature-gates=Failover=true",
+		"--controller-manager-arg=--enable-no-execute-taint-eviction=true",
+		"--controller-manager-arg=--graceful-eviction-timeout=90s",
+		"--controller-manager-arg=--cluster-failure-threshold=10s")
+	s.kubectl("", "create", "namespace", "fo")
+
+	t.Run("a NoExecute taint by hand evicts, and its removal brings the resources back", func(t *testing.T) {
+		s.mustApply(t, "", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: fo}
+data: {mode: fast}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: fo-reader}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: settings, namespace: fo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: settings}]
+  placement: {clusterAffinity: {clusterNames: [member2, member3]}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: fo-reader}
+spec:
+  resourceSelectors: [{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, name: fo-reader}]
+  placement: {clusterAffinity: {clusterNames: [member2, member3]}}
+`)
+		s.waitFor(t, "fast", "member2", "configmap", "settings", "-n", "fo", "-o", "jsonpath={.data.mode}")
+		s.waitFor(t, "fo-reader", "member2", "clusterrole", "fo-reader", "-o", "jsonpath={.metadata.name}")
+
+		s.kubectl("", "patch", "cluster", "member2", "--type=merge", "-p", `{"spec":{"taints":[{"key":"maintenance","value":"now","effect":"NoExecute"}]}}`)
+		eventually(t, 2*time.Minute, "the ConfigMap and ClusterRole to leave member2", func() (bool, string) {
+			cm := s.get("member2", "configmap", "settings", "-n", "fo", "-o", "name")
+			cr := s.get("member2", "clusterrole", "fo-reader", "-o", "name")
+			return cm == "" && cr == "", cm + " " + cr
+		})
+		for _, b := range [][]string{{"rb", "settings-configmap", "-n", "fo"}, {"crb", "fo-reader-clusterrole"}} {
+			s.waitFor(t, "member3", "", append(b, "-o", "jsonpath={.spec.clusters[*].name}")...)
+			s.waitFor(t, "", "", append(b, "-o", "jsonpath={.spec.gracefulEvictionTasks}")...)
+		}
+		if got := s.get("member3", "configmap", "settings", "-n", "fo", "-o", "jsonpath={.data.mode}"); got != "fast" {
+			t.Errorf("member3 lost the ConfigMap: %q", got)
+		}
+		events := s.get("", "events", "-n", "fo", "--field-selector", "reason=EvictWorkloadFromClusterSucceed", "-o", "jsonpath={.items[*].message}")
+		if !strings.Contains(events, "Evict from cluster member2 succeed.") {
+			t.Errorf("no EvictWorkloadFromClusterSucceed event: %q", events)
+		}
+
+		s.kubectl("", "patch", "cluster", "member2", "--type=json", "-p", `[{"op":"remove","path":"/spec/taints"}]`)
+		s.waitFor(t, "fast", "member2", "configmap", "settings", "-n", "fo", "-o", "jsonpath={.data.mode}")
+		s.waitFor(t, "fo-reader", "member2", "clusterrole", "fo-reader", "-o", "jsonpath={.metadata.name}")
+	})
+
+	t.Run("a failed cluster's replicas move, and its stale copy goes when it returns", func(t *testing.T) {
+		s.mustApply(t, "", notReadyNoExecutePolicy)
+		s.mustApply(t, "", deploymentYAML("fo", "web", 6, "nginx")+"---\n"+strings.Replace(
+			staticWeightPolicy("fo", "web", "apps/v1", "Deployment", "web", 1, 1),
+			"clusterNames: [member1, member2]}\n    replicaScheduling", "clusterNames: [member1, member2, member3]}\n    replicaScheduling", 1)+
+			"        - {targetCluster: {clusterNames: [member3]}, weight: 1}\n")
+		placement := func() string {
+			return s.get("", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		}
+		s.waitFor(t, "member1=2 member2=2 member3=2", "", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		s.waitFor(t, "2", "member1", "deployment", "web", "-n", "fo", "-o", "jsonpath={.status.readyReplicas}")
+
+		pid := s.apiServerPID("member1")
+		if pid == 0 {
+			t.Fatal("no member1 API server")
+		}
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		stopped := true
+		defer func() {
+			if stopped {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		}()
+		down := time.Now()
+		eventually(t, 3*time.Minute, "member1 to be tainted not-ready:NoExecute", func() (bool, string) {
+			got := s.get("", "cluster", "member1", "-o", `jsonpath={range .spec.taints[*]}{.key}:{.effect} {end}`)
+			return strings.Contains(got, "cluster.karmada.io/not-ready:NoExecute"), got
+		})
+		t.Logf("NoExecute after %s", time.Since(down).Round(time.Second))
+		eventually(t, 2*time.Minute, "the replicas to leave member1", func() (bool, string) {
+			got := placement()
+			return got == "member2=3 member3=3", got
+		})
+		t.Logf("rescheduled after %s", time.Since(down).Round(time.Second))
+		tasks := s.get("", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.gracefulEvictionTasks[*]}{.fromCluster}/{.reason}/{.producer}/{.purgeMode} {end}`)
+		if tasks != "member1/TaintUntolerated/TaintManager/Gracefully" && tasks != "" {
+			t.Errorf("graceful eviction tasks = %q", tasks)
+		}
+		s.waitFor(t, "3", "member2", "deployment", "web", "-n", "fo", "-o", "jsonpath={.status.readyReplicas}")
+		s.waitFor(t, "3", "member3", "deployment", "web", "-n", "fo", "-o", "jsonpath={.status.readyReplicas}")
+		// The replacement is ready: the task ends well before its 90 s timeout.
+		eventually(t, 80*time.Second, "the graceful eviction task to end", func() (bool, string) {
+			got := s.get("", "rb", "web-deployment", "-n", "fo", "-o", "jsonpath={.spec.gracefulEvictionTasks}")
+			return got == "", got
+		})
+		t.Logf("task cleared after %s", time.Since(down).Round(time.Second))
+
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		stopped = false
+		eventually(t, 3*time.Minute, "the stale copy to leave member1", func() (bool, string) {
+			got := s.get("member1", "deployment", "web", "-n", "fo", "-o", "name")
+			return got == "", got
+		})
+		eventually(t, 2*time.Minute, "the NoExecute taint to go once member1 is Ready", func() (bool, string) {
+			got := s.get("", "cluster", "member1", "-o", `jsonpath={range .spec.taints[*]}{.key}:{.effect} {end}`)
+			return !strings.Contains(got, "NoExecute"), got
+		})
+	})
+}
