@@ -34,6 +34,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/applicationfailover"
 	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/clustertaintpolicy"
@@ -69,7 +70,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
-	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, gracefuleviction.ControllerName}
+	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, gracefuleviction.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -235,7 +236,8 @@ var builders = []builder{
 	{"binding", func(s *shared) ([]setup, error) {
 		var out []setup
 		for _, kind := range binding.Kinds {
-			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Kind: kind, Gate: s.gate, Events: s.events}
+			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Kind: kind,
+				InjectPreservedState: features.Or(s.opts.Features).Enabled(features.StatefulFailoverInjection), Gate: s.gate, Events: s.events}
 			if s.opts.FastPaths.Handoff && s.on["execution"] {
 				// New Works are applied by the binding controller's own
 				// goroutine, a watch delivery sooner.
@@ -335,6 +337,16 @@ var builders = []builder{
 	}},
 	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&clustertaintpolicy.Reconciler{Client: s.client}}, nil
+	}},
+	{applicationfailover.ControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.Failover) {
+			return nil, nil
+		}
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &applicationfailover.Reconciler{Client: s.client, Kind: kind, Recorder: s.mgr.GetEventRecorderFor("application-failover")})
+		}
+		return out, nil
 	}},
 	{gracefuleviction.ControllerName, func(s *shared) ([]setup, error) {
 		var out []setup

@@ -48,6 +48,11 @@ const (
 	// and the old copy is removed once the replacement is healthy or at the
 	// task's timeout. Off, an evicted cluster's copy is removed at once.
 	GracefulEviction featuregate.Feature = "GracefulEviction"
+
+	// StatefulFailoverInjection puts the values an application failover's
+	// statePreservation rules took from the failed copy onto the new
+	// copies as labels (Karmada's gate, alpha, off by default).
+	StatefulFailoverInjection featuregate.Feature = "StatefulFailoverInjection"
 )
 
 // specs are the gates Flotilla knows, at Karmada's maturity and defaults.
@@ -57,6 +62,7 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	MultiClusterService:         {Default: false, PreRelease: featuregate.Alpha},
 	Failover:                    {Default: false, PreRelease: featuregate.Beta},
 	GracefulEviction:            {Default: true, PreRelease: featuregate.Beta},
+	StatefulFailoverInjection:   {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

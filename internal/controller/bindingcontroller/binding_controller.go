@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -54,6 +55,10 @@ type Reconciler struct {
 	// Interpreter revises replicas per cluster; nil means the bundled and
 	// built-in rules only.
 	Interpreter *resourceinterpreter.Interpreter
+	// InjectPreservedState labels the copies an application failover moved
+	// to a new cluster with the state its statePreservation rules kept
+	// (gate StatefulFailoverInjection).
+	InjectPreservedState bool
 	// Gate, if set, is touched by every Work write (see statusgate.Gate).
 	Gate *statusgate.Gate
 	// Events, if set, gets Karmada's SyncWorkSucceed and SyncWorkFailed
@@ -261,12 +266,35 @@ func (r *Reconciler) render(ctx context.Context, tmpl *unstructured.Unstructured
 			continue
 		}
 		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			return overridemanager.ApplyAnnotated(m, c, ops, cops)
+			m, err := overridemanager.ApplyAnnotated(m, c, ops, cops)
+			if err == nil && r.InjectPreservedState {
+				injectPreservedState(m, binding.Spec(b), tc.Name)
+			}
+			return m, err
 		}
 		m, err := Render(ctx, r.Interpreter, tmpl, b, tc, override)
 		out = append(out, rendering{cluster: tc.Name, manifest: m, err: err})
 	}
 	return out
+}
+
+// injectPreservedState adds, to the manifest for cluster, the labels of
+// each graceful eviction task's preservedLabelState when cluster is new
+// since that failover (not in its clustersBeforeFailover).
+func injectPreservedState(m *unstructured.Unstructured, spec *workv1alpha2.ResourceBindingSpec, cluster string) {
+	for _, t := range spec.GracefulEvictionTasks {
+		if len(t.PreservedLabelState) == 0 || slices.Contains(t.ClustersBeforeFailover, cluster) {
+			continue
+		}
+		labels := m.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range t.PreservedLabelState {
+			labels[k] = v
+		}
+		m.SetLabels(labels)
+	}
 }
 
 // keepNamespaces is the set of execution namespaces of the target clusters.

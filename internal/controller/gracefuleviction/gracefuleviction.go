@@ -93,11 +93,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.now()
 	ready := ReplacementReady(b)
+	scheduled := binding.Status(b).SchedulerObservedGeneration >= b.GetGeneration()
 	var keep []workv1alpha2.GracefulEvictionTask
 	var after time.Duration
 	var done []string
 	for _, t := range spec.GracefulEvictionTasks {
-		finished, wait, why := Done(t, ready, exists[t.FromCluster], timeout, now)
+		finished, wait, why := Done(t, ready, scheduled, exists[t.FromCluster], timeout, now)
 		if finished {
 			done = append(done, t.FromCluster+" ("+why+")")
 			continue
@@ -122,18 +123,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // Done says whether task t is over: its cluster is gone; its purge mode is
-// Directly (or Immediately); it is not suppressed (purge mode Never keeps
+// Directly (or Immediately) and the scheduler has placed the binding since
+// (so the cluster is not chosen again in the meantime); it is not suppressed (purge mode Never keeps
 // the old copy until someone sets suppressDeletion false) and either the
 // replacement is ready or its grace period (gracePeriodSeconds, else
 // timeout, from its creationTimestamp) is over. Otherwise it says how long
 // until the grace period ends, and why it ended when it did.
-func Done(t workv1alpha2.GracefulEvictionTask, replacementReady, clusterExists bool, timeout time.Duration, now time.Time) (bool, time.Duration, string) {
+func Done(t workv1alpha2.GracefulEvictionTask, replacementReady, scheduled, clusterExists bool, timeout time.Duration, now time.Time) (bool, time.Duration, string) {
 	if !clusterExists {
 		return true, 0, "the cluster is gone"
 	}
 	switch policyv1alpha1.NormalizePurgeMode(t.PurgeMode) {
 	case policyv1alpha1.PurgeModeDirectly:
-		return true, 0, "purge mode Directly"
+		return scheduled, 0, "purge mode Directly"
 	case policyv1alpha1.PurgeModeNever:
 		if t.SuppressDeletion == nil || *t.SuppressDeletion {
 			return false, 0, ""

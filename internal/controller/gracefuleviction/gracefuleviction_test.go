@@ -43,7 +43,7 @@ func TestDone(t *testing.T) {
 			t.SuppressDeletion = ptr.To(false)
 		}), exists: true, done: true},
 	} {
-		done, wait, _ := Done(tc.task, tc.ready, tc.exists, DefaultTimeout, now)
+		done, wait, _ := Done(tc.task, tc.ready, true, tc.exists, DefaultTimeout, now)
 		if done != tc.done || wait != tc.wait {
 			t.Errorf("%s: Done = %v, %s; want %v, %s", name, done, wait, tc.done, tc.wait)
 		}
