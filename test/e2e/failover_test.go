@@ -146,4 +146,66 @@ spec:
 			return !strings.Contains(got, "NoExecute"), got
 		})
 	})
+
+	t.Run("application failover, once per purge mode", func(t *testing.T) {
+		var yaml strings.Builder
+		modes := []string{"Directly", "Gracefully", "Never"}
+		for _, mode := range modes {
+			name := "app-" + strings.ToLower(mode)
+			yaml.WriteString(deploymentYAML("fo", name, 1, "nginx") + "---\n")
+			yaml.WriteString(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: ` + name + `, namespace: fo}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: ` + name + `}]
+  placement:
+    clusterAffinities:
+    - {affinityName: primary, clusterNames: [member1]}
+    - {affinityName: backup, clusterNames: [member2]}
+  failover:
+    application:
+      decisionConditions: {tolerationSeconds: 10}
+      purgeMode: ` + mode + `
+---
+`)
+		}
+		// In member1 the pods cannot be scheduled: the application is Unhealthy there.
+		yaml.WriteString(`apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: stuck-in-member1, namespace: fo}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: app-directly}
+  - {apiVersion: apps/v1, kind: Deployment, name: app-gracefully}
+  - {apiVersion: apps/v1, kind: Deployment, name: app-never}
+  overrideRules:
+  - targetCluster: {clusterNames: [member1]}
+    overriders:
+      plaintext:
+      - {path: /spec/template/spec/nodeSelector, operator: add, value: {nowhere: "true"}}
+`)
+		s.mustApply(t, "", yaml.String())
+		for _, mode := range modes {
+			name := "app-" + strings.ToLower(mode)
+			eventually(t, 3*time.Minute, name+" to move to member2", func() (bool, string) {
+				got := s.get("", "rb", name+"-deployment", "-n", "fo", "-o", "jsonpath={.spec.clusters[*].name}")
+				return got == "member2", got
+			})
+			s.waitFor(t, "1", "member2", "deployment", name, "-n", "fo", "-o", "jsonpath={.status.readyReplicas}")
+		}
+		for _, mode := range []string{"Directly", "Gracefully"} {
+			name := "app-" + strings.ToLower(mode)
+			eventually(t, 2*time.Minute, name+"'s old copy to leave member1", func() (bool, string) {
+				got := s.get("member1", "deployment", name, "-n", "fo", "-o", "name")
+				return got == "", got
+			})
+			s.waitFor(t, "", "", "rb", name+"-deployment", "-n", "fo", "-o", "jsonpath={.spec.gracefulEvictionTasks}")
+		}
+		// Never: the old copy stays, and so does its task.
+		s.waitFor(t, "member1/ApplicationFailure/Never/true", "", "rb", "app-never-deployment", "-n", "fo", "-o",
+			`jsonpath={range .spec.gracefulEvictionTasks[*]}{.fromCluster}/{.reason}/{.purgeMode}/{.suppressDeletion}{end}`)
+		if got := s.get("member1", "deployment", "app-never", "-n", "fo", "-o", "name"); got == "" {
+			t.Error("purge mode Never removed the old copy")
+		}
+	})
 }
