@@ -53,6 +53,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/status"
 	"github.com/flotilla-io/flotilla/internal/controller/taintmanager"
 	"github.com/flotilla-io/flotilla/internal/controller/validation"
+	"github.com/flotilla-io/flotilla/internal/controller/workloadrebalancer"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/fastpath"
@@ -70,7 +71,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
-	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, gracefuleviction.ControllerName}
+	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -347,6 +348,9 @@ var builders = []builder{
 			out = append(out, &applicationfailover.Reconciler{Client: s.client, Kind: kind, Recorder: s.mgr.GetEventRecorderFor("application-failover")})
 		}
 		return out, nil
+	}},
+	{workloadrebalancer.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&workloadrebalancer.Reconciler{Client: s.client}}, nil
 	}},
 	{gracefuleviction.ControllerName, func(s *shared) ([]setup, error) {
 		var out []setup

@@ -208,4 +208,54 @@ spec:
 			t.Error("purge mode Never removed the old copy")
 		}
 	})
+
+	t.Run("a WorkloadRebalancer schedules afresh", func(t *testing.T) {
+		// After the failover above, web runs 3+3 on member2 and member3;
+		// member1 is back.
+		s.waitFor(t, "member2=3 member3=3", "", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		s.mustApply(t, "", `apiVersion: apps.karmada.io/v1alpha1
+kind: WorkloadRebalancer
+metadata: {name: spread-again}
+spec:
+  ttlSecondsAfterFinished: 20
+  workloads:
+  - {apiVersion: apps/v1, kind: Deployment, name: web, namespace: fo}
+  - {apiVersion: apps/v1, kind: Deployment, name: ghost, namespace: fo}
+`)
+		s.waitFor(t, "member1=2 member2=2 member3=2", "", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		s.waitFor(t, "ghost=Failed/ReferencedBindingNotFound web=Successful/", "", "workloadrebalancer", "spread-again", "-o",
+			`jsonpath={range .status.observedWorkloads[*]}{.workload.name}={.result}/{.reason} {end}`)
+		eventually(t, time.Minute, "the finished rebalancer to be deleted after its TTL", func() (bool, string) {
+			got := s.get("", "workloadrebalancer", "spread-again", "-o", "name")
+			return got == "", got
+		})
+	})
+
+	t.Run("a cluster that starts or stops matching a placement gains or loses the resource", func(t *testing.T) {
+		s.mustApply(t, "", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: gold-only, namespace: fo}
+data: {tier: gold}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: gold-only, namespace: fo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: gold-only}]
+  placement:
+    clusterAffinity: {labelSelector: {matchLabels: {tier: gold}}}
+`)
+		s.kubectl("", "label", "cluster", "member3", "tier=gold")
+		s.waitFor(t, "gold", "member3", "configmap", "gold-only", "-n", "fo", "-o", "jsonpath={.data.tier}")
+		s.kubectl("", "label", "cluster", "member2", "tier=gold")
+		s.waitFor(t, "gold", "member2", "configmap", "gold-only", "-n", "fo", "-o", "jsonpath={.data.tier}")
+		s.kubectl("", "label", "cluster", "member3", "tier-")
+		eventually(t, time.Minute, "the ConfigMap to leave member3", func() (bool, string) {
+			got := s.get("member3", "configmap", "gold-only", "-n", "fo", "-o", "name")
+			return got == "", got
+		})
+		if got := s.get("member2", "configmap", "gold-only", "-n", "fo", "-o", "name"); got == "" {
+			t.Error("member2 lost the ConfigMap")
+		}
+	})
 }

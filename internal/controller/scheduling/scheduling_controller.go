@@ -299,6 +299,11 @@ func input(b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEv
 	if b.GetAnnotations()[binding.AppliedPlacementAnnotation] != binding.AppliedPlacement(spec) {
 		in.Previous, in.ObservedAffinityName = nil, ""
 	}
+	// A WorkloadRebalancer (or anyone) asked for a fresh start after the
+	// last decision was recorded.
+	if t := spec.RescheduleTriggeredAt; t != nil && (status.LastScheduledTime == nil || t.After(status.LastScheduledTime.Time)) {
+		in.Previous, in.ObservedAffinityName = nil, ""
+	}
 	return in
 }
 
