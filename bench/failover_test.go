@@ -1,0 +1,193 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	rbGVR      = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
+	clusterGVR = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
+)
+
+// BenchmarkFailover divides BENCH_FAILOVER (default 1,000) Deployments of 2 replicas 1:1
+// between member1 and member2 with Failover on (the taint manager evicting on NoExecute, a
+// ClusterTaintPolicy turning NotReady into NoExecute), stops member1's API server, and reports
+// the time from the failure to member1 being NotReady, to the NoExecute taint, to every
+// binding rescheduled off member1, and to every member2 copy running both replicas (with pods
+// on kwok nodes, to every replica ready).
+func BenchmarkFailover(b *testing.B) {
+	count := 1000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_FAILOVER")); err == nil {
+		count = v
+	}
+	h := startHarness(b, "--feature-gates=Failover=true", "--controller-manager-arg=--enable-no-execute-taint-eviction=true")
+	const fns = "failover"
+	h.applyIn("", `apiVersion: v1
+kind: Namespace
+metadata: {name: failover}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: not-ready-evicts}
+spec:
+  addOnConditions: [{conditionType: Ready, operator: In, statusValues: ["False", "Unknown"]}]
+  removeOnConditions: [{conditionType: Ready, operator: In, statusValues: ["True"]}]
+  taints: [{key: cluster.karmada.io/not-ready, effect: NoExecute}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: halves, namespace: failover}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - {targetCluster: {clusterNames: [member1]}, weight: 1}
+        - {targetCluster: {clusterNames: [member2]}, weight: 1}
+`)
+	ctx := context.Background()
+	for range b.N {
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range work {
+					d := deployment(fmt.Sprintf("fo-%04d", i))
+					d.Namespace = fns
+					d.Spec.Replicas = ptr.To[int32](2)
+					if _, err := h.cp.AppsV1().Deployments(fns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+						b.Errorf("create: %v", err)
+					}
+				}
+			}()
+		}
+		for i := range count {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		placed := func(want string) int {
+			list, err := h.dyn.Resource(rbGVR).Namespace(fns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0
+			}
+			n := 0
+			for _, rb := range list.Items {
+				clusters, _, _ := unstructured.NestedSlice(rb.Object, "spec", "clusters")
+				var parts []string
+				for _, c := range clusters {
+					m := c.(map[string]any)
+					parts = append(parts, fmt.Sprintf("%s=%v", m["name"], m["replicas"]))
+				}
+				if strings.Join(parts, " ") == want {
+					n++
+				}
+			}
+			return n
+		}
+		h.waitFor("every binding on member1 and member2", 10*time.Minute, func() bool { return placed("member1=1 member2=1") == count })
+		member2 := h.members[1]
+		onMember2 := func(replicas int32, ready bool) int {
+			list, err := member2.AppsV1().Deployments(fns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				return 0
+			}
+			n := 0
+			for _, d := range list.Items {
+				if d.Spec.Replicas != nil && *d.Spec.Replicas == replicas && (!ready || bare || d.Status.ReadyReplicas == replicas) {
+					n++
+				}
+			}
+			return n
+		}
+		h.waitFor("every copy in member2", 10*time.Minute, func() bool { return onMember2(1, true) == count })
+		time.Sleep(10 * time.Second) // status reports settle
+
+		proc := h.procOf("--etcd-name=member1")
+		if proc == "" {
+			b.Fatal("no member1 API server")
+		}
+		pid, _ := strconv.Atoi(filepath.Base(proc))
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			b.Fatal(err)
+		}
+		stopped := true
+		defer func() {
+			if stopped {
+				_ = syscall.Kill(pid, syscall.SIGCONT)
+			}
+		}()
+		failed := time.Now()
+		cluster := func() *unstructured.Unstructured {
+			c, err := h.dyn.Resource(clusterGVR).Get(ctx, "member1", metav1.GetOptions{})
+			if err != nil {
+				return nil
+			}
+			return c
+		}
+		h.waitFor("member1 NotReady", 5*time.Minute, func() bool {
+			c := cluster()
+			if c == nil {
+				return false
+			}
+			var conds []metav1.Condition
+			raw, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+			for _, r := range raw {
+				m := r.(map[string]any)
+				conds = append(conds, metav1.Condition{Type: fmt.Sprint(m["type"]), Status: metav1.ConditionStatus(fmt.Sprint(m["status"]))})
+			}
+			return !meta.IsStatusConditionTrue(conds, "Ready")
+		})
+		notReady := time.Since(failed)
+		h.waitFor("the NoExecute taint", time.Minute, func() bool {
+			c := cluster()
+			if c == nil {
+				return false
+			}
+			taints, _, _ := unstructured.NestedSlice(c.Object, "spec", "taints")
+			for _, t := range taints {
+				if m := t.(map[string]any); m["effect"] == string(corev1.TaintEffectNoExecute) {
+					return true
+				}
+			}
+			return false
+		})
+		tainted := time.Since(failed)
+		h.waitFor("every binding off member1", 10*time.Minute, func() bool { return placed("member2=2") == count })
+		rescheduled := time.Since(failed)
+		h.waitFor("every copy in member2 at 2 replicas", 10*time.Minute, func() bool { return onMember2(2, false) == count })
+		copies := time.Since(failed)
+		h.waitFor("every replica ready in member2", 10*time.Minute, func() bool { return onMember2(2, true) == count })
+		ready := time.Since(failed)
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+		stopped = false
+
+		b.ReportMetric(notReady.Seconds(), "notready-s")
+		b.ReportMetric((rescheduled - tainted).Seconds(), "rescheduled-after-taint-s")
+		fmt.Printf("\n| %d Deployments, member1 fails | seconds after the failure |\n|---|---|\n", count)
+		fmt.Printf("| member1 NotReady | %.1f |\n| NoExecute taint (ClusterTaintPolicy) | %.1f |\n| every binding rescheduled | %.1f (%.1f after the taint) |\n| every member2 copy at 2 replicas | %.1f |\n| every replica ready elsewhere | %.1f |\n",
+			notReady.Seconds(), tainted.Seconds(), rescheduled.Seconds(), (rescheduled - tainted).Seconds(), copies.Seconds(), ready.Seconds())
+	}
+}
