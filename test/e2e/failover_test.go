@@ -158,6 +158,7 @@ kind: PropagationPolicy
 metadata: {name: ` + name + `, namespace: fo}
 spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: ` + name + `}]
+  propagateDeps: true
   placement:
     clusterAffinities:
     - {affinityName: primary, clusterNames: [member1]}
