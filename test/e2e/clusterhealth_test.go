@@ -83,7 +83,7 @@ func TestClusterHealthThresholds(t *testing.T) {
 	for ready() != "True" {
 		if time.Since(recovered) > 4*time.Minute {
 			cond := s.get("", "cluster", "member1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")]}`)
-			t.Fatalf("member1 not Ready 4 minutes after SIGCONT; condition: %s\ncontroller-manager log about member1:\n%s", cond, s.logLines("controller-manager", "member1", 40))
+			t.Fatalf("member1 not Ready 4 minutes after SIGCONT; condition: %s\ncontroller-manager log about member1:\n%s", cond, s.logLines("flotilla-controller-manager", "member1", 40))
 		}
 		time.Sleep(time.Second)
 	}

@@ -86,10 +86,21 @@ spec:
 
 	t.Run("a failed cluster's replicas move, and its stale copy goes when it returns", func(t *testing.T) {
 		s.mustApply(t, "", notReadyNoExecutePolicy)
-		s.mustApply(t, "", deploymentYAML("fo", "web", 6, "nginx")+"---\n"+strings.Replace(
-			staticWeightPolicy("fo", "web", "apps/v1", "Deployment", "web", 1, 1),
-			"clusterNames: [member1, member2]}\n    replicaScheduling", "clusterNames: [member1, member2, member3]}\n    replicaScheduling", 1)+
-			"        - {targetCluster: {clusterNames: [member3]}, weight: 1}\n")
+		// Dynamic weights keep existing assignments (only a WorkloadRebalancer
+		// spreads them afresh, below).
+		s.mustApply(t, "", deploymentYAML("fo", "web", 6, "nginx")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: fo}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference: {dynamicWeight: AvailableReplicas}
+`)
 		placement := func() string {
 			return s.get("", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
 		}
@@ -148,6 +159,22 @@ spec:
 	})
 
 	t.Run("application failover, once per purge mode", func(t *testing.T) {
+		// In member1 the pods cannot be scheduled: the application is Unhealthy
+		// there. The override comes first, so no healthy copy ever runs there.
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: stuck-in-member1, namespace: fo}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment, name: app-directly}
+  - {apiVersion: apps/v1, kind: Deployment, name: app-gracefully}
+  - {apiVersion: apps/v1, kind: Deployment, name: app-never}
+  overrideRules:
+  - targetCluster: {clusterNames: [member1]}
+    overriders:
+      plaintext:
+      - {path: /spec/template/spec/nodeSelector, operator: add, value: {nowhere: "true"}}
+`)
 		var yaml strings.Builder
 		modes := []string{"Directly", "Gracefully", "Never"}
 		for _, mode := range modes {
@@ -170,21 +197,6 @@ spec:
 ---
 `)
 		}
-		// In member1 the pods cannot be scheduled: the application is Unhealthy there.
-		yaml.WriteString(`apiVersion: policy.karmada.io/v1alpha1
-kind: OverridePolicy
-metadata: {name: stuck-in-member1, namespace: fo}
-spec:
-  resourceSelectors:
-  - {apiVersion: apps/v1, kind: Deployment, name: app-directly}
-  - {apiVersion: apps/v1, kind: Deployment, name: app-gracefully}
-  - {apiVersion: apps/v1, kind: Deployment, name: app-never}
-  overrideRules:
-  - targetCluster: {clusterNames: [member1]}
-    overriders:
-      plaintext:
-      - {path: /spec/template/spec/nodeSelector, operator: add, value: {nowhere: "true"}}
-`)
 		s.mustApply(t, "", yaml.String())
 		for _, mode := range modes {
 			name := "app-" + strings.ToLower(mode)
@@ -223,7 +235,10 @@ spec:
   - {apiVersion: apps/v1, kind: Deployment, name: web, namespace: fo}
   - {apiVersion: apps/v1, kind: Deployment, name: ghost, namespace: fo}
 `)
-		s.waitFor(t, "member1=2 member2=2 member3=2", "", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		eventually(t, 2*time.Minute, "web spread afresh, member1 included", func() (bool, string) {
+			got := s.get("", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name} {end}`)
+			return got == "member1 member2 member3", got
+		})
 		s.waitFor(t, "ghost=Failed/ReferencedBindingNotFound web=Successful/", "", "workloadrebalancer", "spread-again", "-o",
 			`jsonpath={range .status.observedWorkloads[*]}{.workload.name}={.result}/{.reason} {end}`)
 		eventually(t, time.Minute, "the finished rebalancer to be deleted after its TTL", func() (bool, string) {

@@ -13,12 +13,14 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,6 +114,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	status := r.observe(ctx, cluster)
+	if c := readyOf(status); c != nil && c.Status == metav1.ConditionTrue {
+		if err := r.renewLease(ctx, cluster.Name); err != nil {
+			log.FromContext(ctx).Error(err, "Renew the cluster lease", "cluster", cluster.Name)
+		}
+	}
 	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
 		log.FromContext(ctx).Info("Probe disagrees with the recorded Ready condition", "recorded", was.Status, "observed", now.Status, "reason", now.Reason, "message", now.Message)
 	}
@@ -161,6 +168,10 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: LeaseNamespace, Name: cluster.Name}}
+	if err := r.Client.Delete(ctx, lease); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("delete the Lease of Cluster %s: %w", cluster.Name, err)
+	}
 	if controllerutil.RemoveFinalizer(cluster, Finalizer) {
 		if err := r.Client.Update(ctx, cluster); err != nil {
 			return ctrl.Result{}, fmt.Errorf("update Cluster %s: %w", cluster.Name, err)
@@ -169,6 +180,36 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	r.Members.Forget(cluster.Name)
 	return ctrl.Result{}, nil
 }
+
+// LeaseDuration is how long a cluster's Lease (karmada-cluster/<name>)
+// stays valid after a successful probe renewed it (Karmada's
+// --cluster-lease-duration default).
+const LeaseDuration = 40 * time.Second
+
+// renewLease records, as Karmada does, that the control plane reached the
+// cluster just now: the Lease named after it in karmada-cluster, held by
+// the cluster's name.
+func (r *Reconciler) renewLease(ctx context.Context, name string) error {
+	now := metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: LeaseNamespace, Name: name}, lease)
+	if apierrors.IsNotFound(err) {
+		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: LeaseNamespace, Name: name},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To(int32(LeaseDuration.Seconds())), RenewTime: &now}}
+		return client.IgnoreAlreadyExists(r.Client.Create(ctx, lease))
+	}
+	if err != nil {
+		return err
+	}
+	patch := client.MergeFrom(lease.DeepCopy())
+	lease.Spec.HolderIdentity = ptr.To(name)
+	lease.Spec.LeaseDurationSeconds = ptr.To(int32(LeaseDuration.Seconds()))
+	lease.Spec.RenewTime = &now
+	return r.Client.Patch(ctx, lease, patch)
+}
+
+// LeaseNamespace holds the clusters' Leases (and their credentials).
+const LeaseNamespace = "karmada-cluster"
 
 func readyOf(s clusterv1alpha1.ClusterStatus) *metav1.Condition {
 	return meta.FindStatusCondition(s.Conditions, clusterv1alpha1.ClusterConditionReady)

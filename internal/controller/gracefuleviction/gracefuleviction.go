@@ -12,6 +12,7 @@ package gracefuleviction
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,12 @@ const ControllerName = "gracefulEviction"
 // DefaultTimeout is Karmada's --graceful-eviction-timeout.
 const DefaultTimeout = 10 * time.Minute
 
+// Settle is how long the replacement must stay ready, as this controller
+// sees it, before a task ends on that account: right after an eviction the
+// remaining clusters still report the health of their copies from before
+// the new placement reached them.
+const Settle = 5 * time.Second
+
 // Reconciler clears the graceful eviction tasks of one binding kind.
 type Reconciler struct {
 	Client client.Client
@@ -47,6 +54,34 @@ type Reconciler struct {
 	Timeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// readySince remembers when each binding's replacement was first seen
+	// ready (binding key); in memory, so a restart waits Settle again.
+	mu         sync.Mutex
+	readySince map[string]time.Time
+}
+
+// settled reports whether the binding's replacement has been ready for
+// Settle, and how long until it will have been.
+func (r *Reconciler) settled(key string, ready bool, now time.Time) (bool, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.readySince == nil {
+		r.readySince = map[string]time.Time{}
+	}
+	if !ready {
+		delete(r.readySince, key)
+		return false, 0
+	}
+	since, ok := r.readySince[key]
+	if !ok {
+		since = now
+		r.readySince[key] = now
+	}
+	if left := since.Add(Settle).Sub(now); left > 0 {
+		return false, left
+	}
+	return true, 0
 }
 
 // SetupWithManager reconciles bindings that have tasks.
@@ -77,6 +112,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	spec := binding.Spec(b)
 	if !b.GetDeletionTimestamp().IsZero() || len(spec.GracefulEvictionTasks) == 0 {
+		r.settled(req.String(), false, time.Time{}) // forget it
 		return ctrl.Result{}, nil
 	}
 	var clusters clusterv1alpha1.ClusterList
@@ -92,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		timeout = DefaultTimeout
 	}
 	now := r.now()
-	ready := ReplacementReady(b)
+	ready, settleWait := r.settled(req.String(), ReplacementReady(b), now)
 	scheduled := binding.Status(b).SchedulerObservedGeneration >= b.GetGeneration()
 	var keep []workv1alpha2.GracefulEvictionTask
 	var after time.Duration
@@ -107,6 +143,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if wait > 0 && (after == 0 || wait < after) {
 			after = wait
 		}
+	}
+	if settleWait > 0 && (after == 0 || settleWait < after) {
+		after = settleWait
 	}
 	if len(done) == 0 {
 		return ctrl.Result{RequeueAfter: after}, nil
