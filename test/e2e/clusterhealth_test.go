@@ -21,6 +21,8 @@ func TestClusterHealthThresholds(t *testing.T) {
 	taints := func() string {
 		return s.get("", "cluster", "member1", "-o", `jsonpath={range .spec.taints[*]}{.key}:{.effect} {end}`)
 	}
+	// Each healthy probe renews the cluster's Lease, as in Karmada.
+	s.waitFor(t, "member1", "", "lease", "member1", "-n", "karmada-cluster", "-o", "jsonpath={.spec.holderIdentity}")
 	s.kubectl("", "create", "namespace", "health")
 	s.mustApply(t, "", deploymentYAML("health", "web", 4, "nginx")+"---\n"+strings.Replace(policyTo("health", "web", "Deployment", "web", "member1", "member2"), "Aggregated", "Weighted", 1))
 	s.waitFor(t, "member1=2 member2=2", "", "rb", "web-deployment", "-n", "health", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
