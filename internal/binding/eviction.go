@@ -4,7 +4,12 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/flotilla-io/flotilla/api/events"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -62,4 +67,20 @@ func Evict(spec *workv1alpha2.ResourceBindingSpec, cluster string, graceful bool
 		spec.GracefulEvictionTasks = append(spec.GracefulEvictionTasks, task)
 	}
 	return true
+}
+
+// EvictionEvent records Karmada's EvictWorkloadFromClusterSucceed (or, with
+// err, EvictWorkloadFromClusterFailed) on the binding and its template for
+// an eviction from cluster. A nil recorder records nothing.
+func EvictionEvent(recorder record.EventRecorder, b Object, cluster string, err error) {
+	if recorder == nil {
+		return
+	}
+	for _, obj := range []runtime.Object{b, TemplateRef(Spec(b))} {
+		if err != nil {
+			recorder.Eventf(obj, corev1.EventTypeWarning, events.EvictWorkloadFromClusterFailed, "Evict from cluster %s failed: %v", cluster, err)
+		} else {
+			recorder.Eventf(obj, corev1.EventTypeNormal, events.EvictWorkloadFromClusterSucceed, "Evict from cluster %s succeed.", cluster)
+		}
+	}
 }

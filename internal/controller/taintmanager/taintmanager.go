@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
@@ -138,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	err := r.Client.Patch(ctx, b, patch)
 	for _, c := range evict {
-		r.event(b, spec, c, err)
+		binding.EvictionEvent(r.Recorder, b, c, err)
 	}
 	if apierrors.IsConflict(err) {
 		return ctrl.Result{Requeue: true}, nil
@@ -150,18 +149,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-func (r *Reconciler) event(b binding.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string, err error) {
-	if r.Recorder == nil {
-		return
-	}
-	for _, obj := range []client.Object{b, binding.TemplateRef(spec)} {
-		if err != nil {
-			r.Recorder.Eventf(obj, corev1.EventTypeWarning, events.EvictWorkloadFromClusterFailed, "Evict from cluster %s failed: %v", cluster, err)
-		} else {
-			r.Recorder.Eventf(obj, corev1.EventTypeNormal, events.EvictWorkloadFromClusterSucceed, "Evict from cluster %s succeed.", cluster)
-		}
-	}
-}
 
 // Due says, for a cluster with taints, whether a binding tolerating
 // tolerations must leave it now, or else how long until a NoExecute taint's
