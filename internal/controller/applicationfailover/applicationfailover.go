@@ -199,7 +199,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-
 // statusOf is the status the cluster reported for the resource, decoded.
 func statusOf(status *workv1alpha2.ResourceBindingStatus, cluster string) any {
 	for _, item := range status.AggregatedStatus {

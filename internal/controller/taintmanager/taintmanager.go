@@ -149,7 +149,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: after}, nil
 }
 
-
 // Due says, for a cluster with taints, whether a binding tolerating
 // tolerations must leave it now, or else how long until a NoExecute taint's
 // tolerationSeconds (counted from the taint's timeAdded) run out (0: never).
