@@ -214,8 +214,12 @@ var builders = []builder{
 			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}
 		if s.taintManagerEvicts() {
 			for _, kind := range binding.Kinds {
-				out = append(out, &taintmanager.Reconciler{Client: s.client, Kind: kind,
-					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.mgr.GetEventRecorderFor("taint-manager")})
+				tm := &taintmanager.Reconciler{Client: s.client, Kind: kind,
+					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.mgr.GetEventRecorderFor("taint-manager"), Gate: s.gate}
+				if s.opts.FastPaths.Preschedule && s.on["scheduler"] {
+					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true}.Preschedule
+				}
+				out = append(out, tm)
 			}
 		}
 		return out, nil

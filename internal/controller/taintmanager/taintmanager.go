@@ -32,6 +32,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // Reconciler evicts the bindings of one kind from NoExecute-tainted clusters.
@@ -47,6 +48,13 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Preschedule, if set, places the evicted replicas in the same write as
+	// the eviction (the in-process scheduler's decision, as the detector
+	// does for new bindings): one write per binding instead of two.
+	Preschedule func(ctx context.Context, c client.Reader, b binding.Object) error
+	// Gate, if set, is touched by every eviction write, so status reports
+	// give way to a failover as they do to propagation (statusgate.Gate).
+	Gate *statusgate.Gate
 }
 
 // SetupWithManager reconciles a binding when it changes, and every binding
@@ -64,7 +72,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				}
 			},
 		}).
-		WithOptions(reconcilequeue.Options(4)).
+		WithOptions(reconcilequeue.Options(16)).
 		Complete(r)
 }
 
@@ -135,7 +143,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			Message: fmt.Sprintf("cluster %s has a NoExecute taint the binding does not tolerate", c),
 		}, now)
 	}
+	if r.Preschedule != nil {
+		if err := r.Preschedule(ctx, r.Client, b); err != nil {
+			log.FromContext(ctx).Error(err, "Preschedule after eviction; the scheduler will place the replicas", "binding", klog.KObj(b))
+		}
+	}
+	done := r.Gate.Write()
 	err := r.Client.Patch(ctx, b, patch)
+	done()
 	for _, c := range evict {
 		binding.EvictionEvent(r.Recorder, b, c, err)
 	}
