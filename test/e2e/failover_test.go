@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -273,5 +274,21 @@ spec:
 		if got := s.get("member2", "configmap", "gold-only", "-n", "fo", "-o", "name"); got == "" {
 			t.Error("member2 lost the ConfigMap")
 		}
+	})
+
+	t.Run("unjoin with Failover on drops the cluster from every binding and status", func(t *testing.T) {
+		s.waitFor(t, "member1 member2 member3", "", "rb", "web-deployment", "-n", "fo", "-o", `jsonpath={range .spec.clusters[*]}{.name} {end}`)
+		if out, ok := s.flotillaCmd("unjoin", "member3", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config"),
+			"--cluster-kubeconfig", filepath.Join(s.dataDir, "members.config"), "--cluster-context", "member3"); !ok {
+			t.Fatalf("unjoin: %s", out)
+		}
+		for _, b := range [][]string{{"rb", "web-deployment", "-n", "fo"}, {"rb", "settings-configmap", "-n", "fo"}, {"crb", "fo-reader-clusterrole"}} {
+			eventually(t, 2*time.Minute, strings.Join(b, " ")+" to forget member3", func() (bool, string) {
+				got := s.get("", append(b, "-o", `jsonpath={.spec.clusters[*].name}|{.status.aggregatedStatus[*].clusterName}|{.spec.gracefulEvictionTasks[*].fromCluster}`)...)
+				return !strings.Contains(got, "member3"), got
+			})
+		}
+		s.waitFor(t, "6", "", "deployment", "web", "-n", "fo", "-o", "jsonpath={.status.readyReplicas}")
+		s.waitFor(t, "", "member3", "deployment", "web", "-n", "fo", "-o", "name")
 	})
 }
