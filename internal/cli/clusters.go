@@ -292,9 +292,16 @@ cluster out of every existing placement that does not tolerate it, at once.`,
 				taints := c.Spec.Taints
 				for _, t := range add {
 					i := indexTaint(taints, t.Key, t.Effect)
+					if t.Effect == corev1.TaintEffectNoExecute {
+						// tolerationSeconds count from here, as with karmadactl.
+						now := metav1.Now()
+						t.TimeAdded = &now
+					}
 					switch {
 					case i < 0:
 						taints = append(taints, t)
+					case taints[i].Value == t.Value && overwrite:
+						// Nothing to change.
 					case taints[i].Value == t.Value:
 						return fmt.Errorf("cluster %s already has taint %s=%s:%s", args[0], t.Key, t.Value, t.Effect)
 					case !overwrite:

@@ -16,6 +16,7 @@ import (
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/interpreter/lua"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 )
 
@@ -41,17 +42,18 @@ type interpretOptions struct {
 func newInterpretCommand() *cobra.Command {
 	var o interpretOptions
 	cmd := &cobra.Command{
-		Use:   "interpret -f CUSTOMIZATION (--check | --operation OP ... | --test DIR)",
+		Use:   "interpret (-f CUSTOMIZATION --check | -f CUSTOMIZATION --operation OP ... | [-f CUSTOMIZATION] --test DIR|FILE)",
 		Short: "Check or run a ResourceInterpreterCustomization locally, as karmadactl interpret does",
 		Long: `Run the Lua scripts of a ResourceInterpreterCustomization on local files, with the same
 interpreter the controller manager uses, without a control plane.
 
 --check validates every script as admission does (syntax, the function each rule must define,
 calls to undefined functions). --operation runs one operation on the given objects and prints
-its result. --test runs test cases in the format of Karmada's customization bundle (a
-directory holding customizations.yaml and testdata/*.yaml, or one case file) and compares each
-result with the case's expected output; without -f the cases run against the customization in
-that directory, else against Flotilla's bundled customizations.
+its result; a script that fails is an error. --test runs test cases in the format of Karmada's
+customization bundle (a directory holding customizations.yaml and testdata/*.yaml, or one case
+file) and compares each result with the case's expected output. The cases run against, in
+order: the customization given with -f (a case for another kind fails); else the
+customizations.yaml in that directory; else Flotilla's bundled customizations.
 
 Operations: interpretReplica, reviseReplica, retain, interpretStatus, interpretHealth,
 aggregateStatus, interpretDependency, interpretComponent (any case).`,
@@ -70,8 +72,8 @@ aggregateStatus, interpretDependency, interpretComponent (any case).`,
   # Aggregate the statuses of two clusters (AggregatedStatusItem files)
   flotilla interpret -f customization.yaml --operation aggregateStatus --desired-file obj.yaml --status-file member1.yaml --status-file member2.yaml
 
-  # Run a bundle's test cases
-  flotilla interpret --test ../shared/reference/interpreter-customizations/apps.kruise.io/v1alpha1/CloneSet`,
+  # Run the test cases of a bundled kind
+  flotilla interpret --test internal/resourceinterpreter/thirdparty/customizations/apps.kruise.io/v1alpha1/CloneSet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return interpret(cmd.Context(), cmd.OutOrStdout(), o, cmd.Flags().Changed("desired-replica"))
@@ -180,6 +182,9 @@ func interpret(ctx context.Context, w io.Writer, o interpretOptions, replicaSet 
 			}
 			c.StatusItems = append(c.StatusItems, item)
 		}
+		if lua.Script(&custom.Spec.Customizations, op) == "" {
+			return fmt.Errorf("ResourceInterpreterCustomization %s has no rule for %s (spec.customizations); nothing to run", custom.Name, op)
+		}
 		in := resourceinterpreter.New(nil)
 		in.SetCustomizations([]configv1alpha1.ResourceInterpreterCustomization{*custom})
 		if err := targets(custom, c); err != nil {
@@ -262,12 +267,20 @@ func interpretTests(ctx context.Context, w io.Writer, custom *configv1alpha1.Res
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		for _, c := range cases {
-			got, err := in.Run(ctx, c)
 			diff := ""
-			if err != nil {
-				diff = err.Error()
-			} else {
-				diff = resourceinterpreter.Compare(c, got)
+			if custom != nil {
+				// A case for another kind would silently get the bundled or built-in answer.
+				if err := targets(custom, c); err != nil {
+					diff = err.Error()
+				}
+			}
+			if diff == "" {
+				got, err := in.Run(ctx, c)
+				if err != nil {
+					diff = err.Error()
+				} else {
+					diff = resourceinterpreter.Compare(c, got)
+				}
 			}
 			if diff == "" {
 				passed++

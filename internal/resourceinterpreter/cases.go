@@ -143,7 +143,11 @@ func (in *Interpreter) Run(ctx context.Context, c Case) (Result, error) {
 		if err := need(observed, "observedObj"); err != nil {
 			return nil, err
 		}
-		return Result{"healthy": in.InterpretHealth(ctx, observed) == "Healthy"}, nil
+		h, err := in.InterpretHealthErr(ctx, observed)
+		if err != nil {
+			return nil, err
+		}
+		return Result{"healthy": h == "Healthy"}, nil
 	case configv1alpha1.InterpreterOperationAggregateStatus:
 		if err := need(desired, "desiredObj"); err != nil {
 			return nil, err

@@ -114,6 +114,9 @@ func TestUpstreamScriptsRunUnchanged(t *testing.T) {
 			if err := yaml.Unmarshal(data, &c); err != nil {
 				t.Fatal(err)
 			}
+			if errs := ValidateCustomization(&c); len(errs) > 0 {
+				t.Errorf("Karmada's script is refused at admission: %v", errs)
+			}
 			in := New(nil)
 			in.SetCustomizations([]configv1alpha1.ResourceInterpreterCustomization{c})
 			runCases(t, in, kd)

@@ -16,7 +16,10 @@ package resourceinterpreter
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -63,6 +66,8 @@ type Hook interface {
 // index maps apiVersion/kind to customizations, sorted by name.
 type index struct {
 	byKind map[schema.GroupVersionKind][]configv1alpha1.ResourceInterpreterCustomization
+	// revision is a digest of each kind's customizations (names and scripts).
+	revision map[schema.GroupVersionKind]string
 }
 
 func newIndex(list []configv1alpha1.ResourceInterpreterCustomization) *index {
@@ -71,10 +76,57 @@ func newIndex(list []configv1alpha1.ResourceInterpreterCustomization) *index {
 		gvk := schema.FromAPIVersionAndKind(c.Spec.Target.APIVersion, c.Spec.Target.Kind)
 		ix.byKind[gvk] = append(ix.byKind[gvk], c)
 	}
-	for _, l := range ix.byKind {
+	ix.revision = map[schema.GroupVersionKind]string{}
+	for gvk, l := range ix.byKind {
 		sort.Slice(l, func(i, j int) bool { return l[i].Name < l[j].Name })
+		h := fnv.New64a()
+		for _, c := range l {
+			fmt.Fprintf(h, "%s\x00", c.Name)
+			for _, op := range ops {
+				fmt.Fprintf(h, "%s\x00%s\x00", op, lua.Script(&c.Spec.Customizations, op))
+			}
+		}
+		ix.revision[gvk] = strconv.FormatUint(h.Sum64(), 36)
 	}
 	return ix
+}
+
+// ops are the operations, in a fixed order.
+var ops = []Op{
+	configv1alpha1.InterpreterOperationInterpretReplica, configv1alpha1.InterpreterOperationReviseReplica,
+	configv1alpha1.InterpreterOperationRetain, configv1alpha1.InterpreterOperationInterpretStatus,
+	configv1alpha1.InterpreterOperationAggregateStatus, configv1alpha1.InterpreterOperationInterpretHealth,
+	configv1alpha1.InterpreterOperationInterpretDependency, configv1alpha1.InterpreterOperationInterpretComponent,
+}
+
+// RevisionAnnotation carries, on a binding and on the objects it sends to
+// the members, the revision of the customizations that interpret its kind:
+// a new revision re-renders, re-applies and re-reports every object of the
+// kind, so an edited customization takes effect on what exists.
+const RevisionAnnotation = "resourceinterpreter.flotilla.io/revision"
+
+// Revision is a digest of the declarative customizations and interpreter
+// webhooks that answer for gvk; "" when only the bundled and built-in rules
+// do (they change only with Flotilla itself).
+func (in *Interpreter) Revision(gvk schema.GroupVersionKind) string {
+	rev := ""
+	if ix := in.custom.Load(); ix != nil {
+		rev = ix.revision[gvk]
+	}
+	if w := in.webhooks.Load(); w != nil {
+		var names []string
+		for _, op := range ops {
+			if h := (*w).Lookup(gvk, op); h != nil {
+				names = append(names, string(op)+"="+h.Name())
+			}
+		}
+		if len(names) > 0 {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%s\x00%s", rev, strings.Join(names, ","))
+			rev = strconv.FormatUint(h.Sum64(), 36)
+		}
+	}
+	return rev
 }
 
 // script returns the first customization (by name) for gvk that defines op.
@@ -268,8 +320,15 @@ func (in *Interpreter) ReflectStatus(ctx context.Context, observed *unstructured
 	return out, nil
 }
 
-// InterpretHealth is the InterpretHealth operation. A failed script reads as Unknown.
+// InterpretHealth is the InterpretHealth operation. A failed script or webhook reads as
+// Unknown (and is reported through OnError).
 func (in *Interpreter) InterpretHealth(ctx context.Context, observed *unstructured.Unstructured) workv1alpha1.ResourceHealth {
+	h, _ := in.InterpretHealthErr(ctx, observed)
+	return h
+}
+
+// InterpretHealthErr is InterpretHealth with the failure, for tools that must show it.
+func (in *Interpreter) InterpretHealthErr(ctx context.Context, observed *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
 	op := configv1alpha1.InterpreterOperationInterpretHealth
 	src := in.lookup(observed, op)
 	var healthy bool
@@ -287,16 +346,15 @@ func (in *Interpreter) InterpretHealth(ctx context.Context, observed *unstructur
 			}
 		}
 	default:
-		return interpreter.InterpretHealth(observed)
+		return interpreter.InterpretHealth(observed), nil
 	}
 	if err != nil {
-		_ = in.fail(src, op, observed, err)
-		return workv1alpha1.ResourceUnknown
+		return workv1alpha1.ResourceUnknown, in.fail(src, op, observed, err)
 	}
 	if healthy {
-		return workv1alpha1.ResourceHealthy
+		return workv1alpha1.ResourceHealthy, nil
 	}
-	return workv1alpha1.ResourceUnhealthy
+	return workv1alpha1.ResourceUnhealthy, nil
 }
 
 // AggregateStatus is the AggregateStatus operation: the template with its status built from

@@ -105,9 +105,10 @@ spec:
           desired.status = desired.status or {}
           desired.status.readyReplicas = ready
           desired.status.clusters = #items
+          desired.status.factor = %d
           return desired
         end
-`, factor)
+`, factor, factor)
 }
 
 // TestCustomKindThroughTheInterpreter propagates a custom kind whose replicas, health and
@@ -161,6 +162,8 @@ func TestCustomKindThroughTheInterpreter(t *testing.T) {
 			got := memberReplicas("widget", "w1")
 			return got == "8/4", got
 		})
+		// ... and the template's status is aggregated again by the new script.
+		s.waitFor(t, "2", "", "widget", "w1", "-n", "shop", "-o", "jsonpath={.status.factor}")
 	})
 
 	t.Run("interpreter webhook", func(t *testing.T) {

@@ -532,6 +532,16 @@ func Render(ctx context.Context, in *resourceinterpreter.Interpreter, tmpl *unst
 			return nil, err
 		}
 	}
+	if rev := b.GetAnnotations()[resourceinterpreter.RevisionAnnotation]; rev != "" {
+		// A new interpretation of the kind: the member's copy is updated,
+		// so health and status are read again with it.
+		ann := m.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[resourceinterpreter.RevisionAnnotation] = rev
+		m.SetAnnotations(ann)
+	}
 	// As in Karmada, the member object names its binding: the binding's
 	// permanent-id label and its name (and namespace) annotations.
 	if id := b.GetLabels()[binding.IDLabel(b)]; id != "" {

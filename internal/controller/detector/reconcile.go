@@ -459,6 +459,11 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 	} else {
 		delete(annotations, template.FingerprintAnnotation)
 	}
+	if shape.revision != "" {
+		annotations[resourceinterpreter.RevisionAnnotation] = shape.revision
+	} else {
+		delete(annotations, resourceinterpreter.RevisionAnnotation)
+	}
 	b.SetAnnotations(annotations)
 	b.SetOwnerReferences([]metav1.OwnerReference{{
 		APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
@@ -515,6 +520,9 @@ type workloadShape struct {
 	replicas     int32
 	requirements *workv1alpha2.ReplicaRequirements
 	components   []workv1alpha2.Component
+	// revision is the interpreter's revision for the kind (see
+	// resourceinterpreter.RevisionAnnotation).
+	revision string
 }
 
 // workloadShapeOf asks the interpreter for obj's shape. A failing
@@ -532,5 +540,6 @@ func workloadShapeOf(ctx context.Context, in *resourceinterpreter.Interpreter, o
 	if s.components, err = in.Components(ctx, obj); err != nil {
 		return s, err
 	}
+	s.revision = in.Revision(obj.GroupVersionKind())
 	return s, nil
 }

@@ -29,12 +29,29 @@ func Check(script, fn string) error {
 	}
 	sort.Slice(w.calls, func(i, j int) bool { return w.calls[i].line < w.calls[j].line })
 	for _, c := range w.calls {
+		if c.module != "" && c.module != "kube" {
+			return fmt.Errorf("line %d: module %q is not available; scripts may require only \"kube\"", c.line, c.module)
+		}
+		if c.table != "" {
+			switch {
+			case w.kube[c.table]:
+				if !kubeFunctions[c.name] {
+					return fmt.Errorf("line %d: the kube library has no function %s", c.line, c.name)
+				}
+			case !w.defined[c.table] && !w.globals[c.table] && !provided[c.table]:
+				return fmt.Errorf("line %d: call to %s.%s, but %s is not defined (the io, debug and file functions are not available)", c.line, c.table, c.name, c.table)
+			}
+			continue
+		}
 		if !w.defined[c.name] && !w.globals[c.name] && !provided[c.name] {
 			return fmt.Errorf("line %d: call to undefined function %s", c.line, c.name)
 		}
 	}
 	return nil
 }
+
+// kubeFunctions are the functions of the kube library.
+var kubeFunctions = map[string]bool{"accuratePodRequirements": true, "getPodDependencies": true, "getResourceQuantity": true, "resourceAdd": true}
 
 // provided are the global names the Engine's Lua states define.
 var provided = func() map[string]bool {
@@ -50,9 +67,10 @@ var provided = func() map[string]bool {
 	return out
 }()
 
+// namedCall is a call of a plain name, of table.name, or require(module).
 type namedCall struct {
-	name string
-	line int
+	name, table, module string
+	line                int
 }
 
 // walker collects the names a script declares (locals, parameters, loop variables: scope is
@@ -61,7 +79,9 @@ type namedCall struct {
 type walker struct {
 	defined map[string]bool
 	globals map[string]bool
-	calls   []namedCall
+	// kube are the locals bound to require("kube").
+	kube  map[string]bool
+	calls []namedCall
 }
 
 func (w *walker) global(e ast.Expr) {
@@ -90,8 +110,14 @@ func (w *walker) node(v reflect.Value) {
 		}
 		switch n := v.Interface().(type) {
 		case *ast.LocalAssignStmt:
-			for _, name := range n.Names {
+			for i, name := range n.Names {
 				w.defined[name] = true
+				if i < len(n.Exprs) && requires(n.Exprs[i]) == "kube" {
+					if w.kube == nil {
+						w.kube = map[string]bool{}
+					}
+					w.kube[name] = true
+				}
 			}
 		case *ast.GenericForStmt:
 			for _, name := range n.Names {
@@ -113,7 +139,14 @@ func (w *walker) node(v reflect.Value) {
 			}
 		case *ast.FuncCallExpr:
 			if id, ok := n.Func.(*ast.IdentExpr); ok && n.Receiver == nil {
-				w.calls = append(w.calls, namedCall{name: id.Value, line: n.Line()})
+				w.calls = append(w.calls, namedCall{name: id.Value, line: n.Line(), module: requires(n)})
+			}
+			if attr, ok := n.Func.(*ast.AttrGetExpr); ok && n.Receiver == nil {
+				obj, ok1 := attr.Object.(*ast.IdentExpr)
+				key, ok2 := attr.Key.(*ast.StringExpr)
+				if ok1 && ok2 {
+					w.calls = append(w.calls, namedCall{table: obj.Value, name: key.Value, line: n.Line()})
+				}
 			}
 		}
 		w.node(v.Elem())
@@ -128,4 +161,19 @@ func (w *walker) node(v reflect.Value) {
 			w.node(v.Index(i))
 		}
 	}
+}
+
+// requires returns the module of a require("module") call, "" for anything else.
+func requires(e ast.Expr) string {
+	call, ok := e.(*ast.FuncCallExpr)
+	if !ok || call.Receiver != nil || len(call.Args) != 1 {
+		return ""
+	}
+	if id, ok := call.Func.(*ast.IdentExpr); !ok || id.Value != "require" {
+		return ""
+	}
+	if s, ok := call.Args[0].(*ast.StringExpr); ok {
+		return s.Value
+	}
+	return ""
 }
