@@ -71,13 +71,6 @@ func (p *problem) assign(selected []*candidate) ([]workv1alpha2.TargetCluster, e
 		return targetClusters(replicas, true), nil
 	}
 	if p.strategy == staticWeighted {
-		if kept, ok := p.keepPrevious(selected); ok {
-			// Nothing that the division depends on changed for this
-			// binding: Karmada does not reschedule a Divided binding when
-			// only the clusters change, so a recovered cluster does not
-			// take its replicas back (a WorkloadRebalancer does that).
-			return kept, nil
-		}
 		shares, err := p.staticShares(selected)
 		if err != nil {
 			return nil, err
@@ -85,33 +78,6 @@ func (p *problem) assign(selected []*candidate) ([]workv1alpha2.TargetCluster, e
 		return division.Divide(p.in.Replicas, shares), nil
 	}
 	return p.divideByCapacity(selected)
-}
-
-// keepPrevious returns Input.Previous when every cluster in it is still
-// selected and it holds exactly Input.Replicas.
-func (p *problem) keepPrevious(selected []*candidate) ([]workv1alpha2.TargetCluster, bool) {
-	if len(p.in.Previous) == 0 {
-		return nil, false
-	}
-	chosen := map[string]bool{}
-	for _, c := range selected {
-		chosen[c.cluster.Name] = true
-	}
-	var sum int32
-	for _, tc := range p.in.Previous {
-		if !chosen[tc.Name] {
-			return nil, false
-		}
-		sum += tc.Replicas
-	}
-	if sum != p.in.Replicas {
-		return nil, false
-	}
-	replicas := map[string]int32{}
-	for _, tc := range p.in.Previous {
-		replicas[tc.Name] = tc.Replicas
-	}
-	return targetClusters(replicas, false), true
 }
 
 // staticShares weighs the clusters by weightPreference.staticWeightList: a cluster gets the

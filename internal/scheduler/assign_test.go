@@ -333,25 +333,3 @@ func TestSpreadConstraints(t *testing.T) {
 		},
 	})
 }
-
-// A Divided binding by static weights keeps its assignment when only the clusters changed (a
-// cluster came back), as Karmada does; new replicas or a lost cluster divide afresh.
-func TestStaticWeightsKeepAnAssignmentThatStillFits(t *testing.T) {
-	evenly := staticWeights(weight(1, "member1"), weight(1, "member2"), weight(1, "member3"))
-	all := clusters(cluster("member1"), cluster("member2"), cluster("member3"))
-	for _, tc := range []struct {
-		name     string
-		replicas int32
-		previous []workv1alpha2.TargetCluster
-		want     []workv1alpha2.TargetCluster
-	}{
-		{"kept after member1 recovered", 6, targets("member2", 3, "member3", 3), targets("member2", 3, "member3", 3)},
-		{"kept when nothing changed", 6, targets("member1", 1, "member2", 2, "member3", 3), targets("member1", 1, "member2", 2, "member3", 3)},
-		{"more replicas: afresh", 9, targets("member1", 2, "member2", 2, "member3", 2), targets("member1", 3, "member2", 3, "member3", 3)},
-	} {
-		got, err := Schedule(Input{Placement: &policyv1alpha1.Placement{ReplicaScheduling: evenly}, Replicas: tc.replicas, Clusters: all, Previous: tc.previous})
-		if err != nil || cmp.Diff(tc.want, got) != "" {
-			t.Errorf("%s: got %v, %v; want %v", tc.name, got, err, tc.want)
-		}
-	}
-}
