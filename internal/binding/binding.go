@@ -15,7 +15,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
@@ -214,6 +216,19 @@ func (k Kind) ControllerName(prefix string) string {
 		return prefix + "-crb"
 	}
 	return prefix + "-rb"
+}
+
+// EnqueueAll adds every binding of this kind to q: for controllers that
+// look at each binding again when something all of them depend on changes
+// (a cluster). A failed list enqueues nothing; the next event retries.
+func (k Kind) EnqueueAll(ctx context.Context, c client.Reader, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	keys, err := k.Keys(ctx, c, "")
+	if err != nil {
+		return
+	}
+	for _, key := range keys {
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
 }
 
 // Keys lists the keys of every binding of this kind, in namespace when it

@@ -74,15 +74,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(r.wakeup.Source()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				r.enqueueAll(ctx, q)
+				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				if feasibilityChanged(e.ObjectOld.(*clusterv1alpha1.Cluster), e.ObjectNew.(*clusterv1alpha1.Cluster)) {
-					r.enqueueAll(ctx, q)
+					r.Kind.EnqueueAll(ctx, r.Client, q)
 				}
 			},
 			DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				r.enqueueAll(ctx, q)
+				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 		}).
 		WithOptions(reconcilequeue.Options(4)).
@@ -95,16 +95,6 @@ func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
 		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
 		meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) != meta.IsStatusConditionTrue(n.Status.Conditions, clusterv1alpha1.ClusterConditionReady) ||
 		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements)
-}
-
-func (r *Reconciler) enqueueAll(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	keys, err := r.Kind.Keys(ctx, r.Client, "")
-	if err != nil {
-		return
-	}
-	for _, k := range keys {
-		q.Add(reconcile.Request{NamespacedName: k})
-	}
 }
 
 // Reconcile schedules one binding. A decision that changes spec.clusters is

@@ -64,26 +64,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.Kind.Empty()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				r.enqueueAll(ctx, q)
+				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				if !equality.Semantic.DeepEqual(e.ObjectOld.(*clusterv1alpha1.Cluster).Spec.Taints, e.ObjectNew.(*clusterv1alpha1.Cluster).Spec.Taints) {
-					r.enqueueAll(ctx, q)
+					r.Kind.EnqueueAll(ctx, r.Client, q)
 				}
 			},
 		}).
 		WithOptions(reconcilequeue.Options(16)).
 		Complete(r)
-}
-
-func (r *Reconciler) enqueueAll(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	keys, err := r.Kind.Keys(ctx, r.Client, "")
-	if err != nil {
-		return
-	}
-	for _, k := range keys {
-		q.Add(reconcile.Request{NamespacedName: k})
-	}
 }
 
 func (r *Reconciler) now() time.Time {
