@@ -32,6 +32,8 @@ type UpOptions struct {
 	ConfigFile string
 	Nodes      localstack.NodeDefaults
 	Bare       bool
+	// PullMembers are the members run in Pull mode (--pull-members).
+	PullMembers []string
 	// nodeFlagsSet: a node-sizing flag was given (they conflict with Bare).
 	nodeFlagsSet bool
 	Detach       bool
@@ -93,6 +95,9 @@ again on the same data dir keeps every object.`,
   # Turn on Karmada's policy preemption in the controller manager
   flotilla up --feature-gates=PropagationPolicyPreemption=true
 
+  # member3 in Pull mode: registered with a token, with a 'flotilla agent' beside it
+  flotilla up --pull-members member3
+
   # 20 light members (API servers only: objects propagate but nothing runs)
   flotilla up --members 20 --bare-members
 
@@ -121,6 +126,7 @@ again on the same data dir keeps every object.`,
 	f.StringVar(&o.Nodes.CPU, "node-cpu", localstack.DefaultNodeCPU, "CPU capacity of each simulated node")
 	f.StringVar(&o.Nodes.Memory, "node-memory", localstack.DefaultNodeMemory, "memory capacity of each simulated node")
 	f.StringVar(&o.Nodes.Pods, "node-pods", localstack.DefaultNodePods, "pod capacity of each simulated node")
+	f.StringSliceVar(&o.PullMembers, "pull-members", nil, "members to run in Pull mode: registered with a bootstrap token, with a 'flotilla agent' beside each (e.g. member3)")
 	f.BoolVar(&o.Bare, "bare-members", false, "members run only an API server: no nodes, scheduler or workload controllers, so nothing rolls out (for scale tests)")
 	f.BoolVar(&o.Detach, "detach", false, "run in the background and return once ready; stop with 'flotilla down'")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
@@ -154,6 +160,17 @@ func (o *UpOptions) Complete() error {
 	o.config.ControllerManagerArgs = o.CMArgs
 	o.config.NoAdmissionClaim = !o.AdmissionClaim
 	o.config.FeatureGates = o.FeatureGates
+	for _, name := range o.PullMembers {
+		found := false
+		for i := range o.config.Members {
+			if o.config.Members[i].Name == name {
+				o.config.Members[i].Pull, found = true, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("--pull-members: the stack has no member %q", name)
+		}
+	}
 	if o.Bare {
 		for i := range o.config.Members {
 			m := &o.config.Members[i]
@@ -282,13 +299,16 @@ var PostStartSteps = []localstack.Step{
 		}
 		return controlplane.Bootstrap(ctx, cfg)
 	}},
-	{Name: "member clusters joined (push mode), with the mcs-api CRDs", Run: joinMembers},
+	{Name: "member clusters joined (push mode; pull-mode members register later), with the mcs-api CRDs", Run: joinMembers},
 	// The adapter first, so that the FederatedHPA controller's first syncs
 	// find the control plane's metrics APIs served.
 	{Run: startMetricsAdapter},
 	{Run: func(ctx context.Context, s *localstack.Stack) error {
 		return s.StartComponent(ctx, s.Plan.ControllerManager)
 	}},
+	// Pull members need the controller manager to approve their agents'
+	// certificates.
+	{Run: registerPullMembers},
 	{Name: "every Cluster is Ready", Run: waitClustersReady},
 }
 
@@ -326,6 +346,9 @@ func joinMembers(ctx context.Context, s *localstack.Stack) error {
 		return err
 	}
 	for _, m := range s.Plan.Members() {
+		if m.Member.Pull {
+			continue // registered by its agent once the controller manager runs
+		}
 		cfg, err := localstack.RESTConfig(s.Plan.MembersKubeconfig(), m.Name)
 		if err != nil {
 			return err

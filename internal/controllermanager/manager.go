@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/controller/applicationfailover"
 	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
@@ -528,7 +529,17 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	}
 	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
 	s.detector.Features = features.Or(o.Features)
-	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites}
+	// Pull-mode clusters' Works are applied by their agents.
+	modes := &membercluster.SyncModes{}
+	clusters, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("watch Clusters: %w", err)
+	}
+	if err := modes.Track(clusters); err != nil {
+		return nil, nil, fmt.Errorf("watch Clusters' sync modes: %w", err)
+	}
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
+		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
 	if on["detector"] || on["binding"] || on["status"] || on[dependencies.ControllerName] {
 		// The detector's informers are the template cache of the binding
 		// and status controllers too.

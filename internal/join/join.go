@@ -58,7 +58,7 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 	if err := reachable(o.Member); err != nil {
 		return fmt.Errorf("join %s: cannot reach the cluster at %s: %w (check --cluster-kubeconfig and --cluster-context)", o.ClusterName, o.Member.Host, err)
 	}
-	id, err := clusterID(ctx, o.Member)
+	id, err := ClusterID(ctx, o.Member)
 	if err != nil {
 		return fmt.Errorf("join %s: read the cluster's kube-system namespace: %w", o.ClusterName, err)
 	}
@@ -68,7 +68,7 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 	if o.Region == "" || o.Zone == "" || o.Provider == "" {
 		fillTopology(ctx, &o)
 	}
-	token, err := memberToken(ctx, o)
+	token, err := MemberToken(ctx, o.Member, o.ClusterName)
 	if err != nil {
 		return fmt.Errorf("join %s: %w", o.ClusterName, err)
 	}
@@ -127,9 +127,9 @@ func checkName(ctx context.Context, cp client.Client, o Options) error {
 	return nil
 }
 
-// clusterID is the UID of the member's kube-system namespace (Karmada's
+// ClusterID is the UID of the member's kube-system namespace (Karmada's
 // Cluster spec.id).
-func clusterID(ctx context.Context, cfg *rest.Config) (string, error) {
+func ClusterID(ctx context.Context, cfg *rest.Config) (string, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return "", err
@@ -207,15 +207,17 @@ func upsert(ctx context.Context, c client.Client, obj client.Object, mutate func
 	return c.Update(ctx, obj)
 }
 
-// memberToken makes a service account with cluster-admin rights in the
-// member (namespace karmada-cluster, name karmada-<cluster>) and returns a
-// long-lived token for it, issued by the member's token controller.
-func memberToken(ctx context.Context, o Options) ([]byte, error) {
-	cs, err := kubernetes.NewForConfig(o.Member)
+// MemberToken makes a service account with cluster-admin rights in the
+// member reached by member (namespace karmada-cluster, name
+// karmada-<clusterName>) and returns a long-lived token for it, issued by
+// the member's token controller; waiting for it is bounded by ctx. Errors
+// name the object that could not be created.
+func MemberToken(ctx context.Context, member *rest.Config, clusterName string) ([]byte, error) {
+	cs, err := kubernetes.NewForConfig(member)
 	if err != nil {
 		return nil, err
 	}
-	ns, sa := ClusterSecretNamespace, "karmada-"+o.ClusterName
+	ns, sa := ClusterSecretNamespace, "karmada-"+clusterName
 	create := func(what string, err error) error {
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create %s in the member: %w", what, err)

@@ -82,6 +82,11 @@ type MemberConfig struct {
 	Provider string `json:"provider,omitempty"`
 	Region   string `json:"region,omitempty"`
 	Zone     string `json:"zone,omitempty"`
+	// Pull runs the member in Pull mode, as Karmada's karmadactl register
+	// would: it registers with a bootstrap token and runs a `flotilla
+	// agent` beside it, and the control plane never writes to it. Its
+	// Cluster shows syncMode: Pull.
+	Pull bool `json:"pull,omitempty"`
 }
 
 // Defaults used for members and nodes when neither a flag nor the config

@@ -37,6 +37,8 @@ const (
 	KindFlotillaControllerManager = "flotilla-controller-manager"
 	// KindMetricsAdapter is `flotilla metrics-adapter`.
 	KindMetricsAdapter = "metrics-adapter"
+	// KindAgent is `flotilla agent`, a Pull-mode member's agent.
+	KindAgent = "flotilla-agent"
 )
 
 // Component is one child process of the stack.
@@ -75,6 +77,9 @@ type ClusterPlan struct {
 	// all bare (nothing to measure).
 	MetricsAdapterPort int
 	Components         []Component
+	// Agent is a Pull-mode member's `flotilla agent`, started once the
+	// member is registered; its Kind is empty for other clusters.
+	Agent Component
 }
 
 // Server returns the cluster's API server URL.
@@ -178,6 +183,18 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		m, err := p.cluster(cfg.Members[i].Name, &cfg.Members[i], ports)
 		if err != nil {
 			return nil, err
+		}
+		if m.Member.Pull {
+			port, err := ports.Port(m.Name + "/" + KindAgent)
+			if err != nil {
+				return nil, err
+			}
+			m.Agent = Component{Name: m.Name + "/" + KindAgent, Cluster: m.Name, Kind: KindAgent,
+				Args: []string{"agent", "--cluster-name=" + m.Name, "--kubeconfig=" + m.Kubeconfig,
+					fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", port), "--feature-gates=" + p.FeatureGates},
+				LogFile:   filepath.Join(p.LogDir(), m.Name+"-"+KindAgent+".log"),
+				HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", port),
+			}
 		}
 		p.Clusters = append(p.Clusters, m)
 	}
@@ -422,4 +439,10 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		writeComponent(p.MetricsAdapter, "  ")
 	}
 	writeComponent(p.ControllerManager, "  ")
+	for _, m := range p.Members() {
+		if m.Agent.Kind != "" {
+			fmt.Fprintf(w, "\nafter the controller manager, %s registers in Pull mode (bootstrap token, CSR) and runs:\n", m.Name)
+			writeComponent(m.Agent, "  ")
+		}
+	}
 }

@@ -61,6 +61,10 @@ type Registry struct {
 	// OnManagedObjectChange is called for every add, update or delete of a
 	// managed object in any member, with the member name and the object.
 	OnManagedObjectChange func(cluster string, gvr schema.GroupVersionResource, obj metav1.Object)
+	// Local holds the connections of clusters reached without the control
+	// plane's credentials: the member a Pull-mode agent runs beside, by
+	// cluster name. Their Cluster objects and Secrets are not read.
+	Local map[string]*rest.Config
 
 	mu      sync.Mutex
 	members map[string]*Member
@@ -83,6 +87,9 @@ func (r *Registry) Get(ctx context.Context, name string) (*Member, error) {
 	r.mu.Unlock()
 	if fresh {
 		return m, nil
+	}
+	if _, ok := r.Local[name]; ok {
+		return r.ForCluster(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	}
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Reader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
@@ -129,6 +136,11 @@ func (r *Registry) Forget(name string) {
 }
 
 func (r *Registry) restConfig(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*rest.Config, error) {
+	if cfg, ok := r.Local[cluster.Name]; ok {
+		cfg = rest.CopyConfig(cfg)
+		cfg.QPS, cfg.Burst = 500, 1000
+		return cfg, nil
+	}
 	if cluster.Spec.APIEndpoint == "" {
 		return nil, fmt.Errorf("cluster %s has no spec.apiEndpoint", cluster.Name)
 	}
@@ -165,7 +177,7 @@ func (r *Registry) restConfig(ctx context.Context, cluster *clusterv1alpha1.Clus
 
 func fingerprint(cfg *rest.Config) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s|%s|%x|%v", cfg.Host, cfg.BearerToken, cfg.CAData, cfg.Insecure)
+	fmt.Fprintf(h, "%s|%s|%x|%v|%s|%s|%x", cfg.Host, cfg.BearerToken, cfg.CAData, cfg.Insecure, cfg.CertFile, cfg.CAFile, cfg.CertData)
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
@@ -228,4 +240,53 @@ func (r *Registry) Watch(m *Member, gvr schema.GroupVersionResource) cache.Share
 	m.watching[gvr] = inf
 	m.factory.Start(m.stop)
 	return inf
+}
+
+// SyncModes follows every Cluster's spec.syncMode from an informer, so the
+// controllers that act on members can tell, without reading the Cluster,
+// whether the control plane reaches a cluster itself (Push) or leaves it to
+// the cluster's agent (Pull).
+type SyncModes struct {
+	mu   sync.RWMutex
+	pull map[string]bool
+}
+
+// Track keeps s in step with the Clusters of inf (an informer of
+// clusterv1alpha1.Cluster). Errors: the handler cannot be added.
+func (s *SyncModes) Track(inf interface {
+	AddEventHandler(cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+}) error {
+	set := func(obj any) {
+		if c, ok := obj.(*clusterv1alpha1.Cluster); ok {
+			s.mu.Lock()
+			if s.pull == nil {
+				s.pull = map[string]bool{}
+			}
+			s.pull[c.Name] = c.Spec.SyncMode == clusterv1alpha1.Pull
+			s.mu.Unlock()
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, n any) { set(n) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if c, ok := obj.(*clusterv1alpha1.Cluster); ok {
+				s.mu.Lock()
+				delete(s.pull, c.Name)
+				s.mu.Unlock()
+			}
+		},
+	})
+	return err
+}
+
+// Pull reports whether cluster name is in Pull mode (false for a cluster
+// not seen).
+func (s *SyncModes) Pull(name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.pull[name]
 }

@@ -10,6 +10,10 @@ const (
 	ClusterNotReadyReason = "ClusterNotReady"
 	// ClusterNotReachableReason: the member's API server cannot be reached.
 	ClusterNotReachableReason = "ClusterNotReachable"
+	// ClusterStatusUnknownReason: a Pull-mode cluster's agent has stopped
+	// renewing the cluster's Lease, so its status is no longer known
+	// (Ready is Unknown).
+	ClusterStatusUnknownReason = "ClusterStatusUnknown"
 
 	// ClusterConditionCompleteAPIEnablements is True when status.apiEnablements lists every
 	// group/version the member cluster serves (discovery returned no partial failure).

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -65,6 +66,16 @@ type Reconciler struct {
 	// than the threshold changes nothing. 0 means the default; a negative
 	// value flips at once.
 	FailureThreshold, SuccessThreshold time.Duration
+	// Agent, when set, makes this the cluster status controller of the
+	// Pull-mode agent of that one cluster (Karmada's karmada-agent): it
+	// probes the member, renews the cluster's Lease and writes its status,
+	// and leaves the finalizer, the execution namespace and the taints to
+	// the control plane's controller. Unset (the control plane), Pull-mode
+	// clusters are not probed: their Ready condition is the agent's, turned
+	// Unknown when the agent stops renewing the Lease.
+	Agent string
+	// Now tells the time; nil is time.Now.
+	Now func() time.Time
 
 	// pending remembers, per cluster, a Ready status the probes report
 	// that differs from the recorded one, and since when.
@@ -81,20 +92,48 @@ type pendingReady struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Its own status writes come back as updates; reacting to them would
 	// probe the member again at once instead of every StatusUpdateFrequency.
-	return ctrl.NewControllerManagedBy(mgr).Named("cluster").
-		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
-			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Complete(r)
+	// A Pull-mode cluster's status is written by its agent; the control
+	// plane follows its Ready condition with the taints.
+	pullReady := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		if !ok1 || !ok2 || r.Agent != "" || n.Spec.SyncMode != clusterv1alpha1.Pull {
+			return false
+		}
+		was, now := readyOf(o.Status), readyOf(n.Status)
+		return (was == nil) != (now == nil) || (was != nil && now != nil && was.Status != now.Status)
+	}}
+	b := ctrl.NewControllerManagedBy(mgr).Named("cluster")
+	preds := []predicate.Predicate{predicate.Or(predicate.GenerationChangedPredicate{},
+		predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}, pullReady)}
+	if r.Agent != "" {
+		b = b.Named("cluster-status")
+		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.Agent }))
+	}
+	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).Complete(r)
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
 }
 
 // Reconcile converges one Cluster.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) && r.Agent == "" {
 			r.Members.Forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.Agent != "" {
+		if cluster.Name != r.Agent || !cluster.DeletionTimestamp.IsZero() {
+			return ctrl.Result{}, nil
+		}
+		return r.report(ctx, cluster)
 	}
 	esName := clusterv1alpha1.ExecutionNamespace(cluster.Name)
 	if !cluster.DeletionTimestamp.IsZero() {
@@ -113,6 +152,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
+	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		return r.followAgent(ctx, cluster)
+	}
+	return r.report(ctx, cluster)
+}
+
+// report probes the member and writes what it found: the Lease, the
+// Ready condition held behind the thresholds, the condition taints (not
+// in an agent) and the status.
+func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
 	status := r.observe(ctx, cluster)
 	if c := readyOf(status); c != nil && c.Status == metav1.ConditionTrue {
 		if err := r.renewLease(ctx, cluster.Name); err != nil {
@@ -122,17 +171,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
 		log.FromContext(ctx).Info("Probe disagrees with the recorded Ready condition", "recorded", was.Status, "observed", now.Status, "reason", now.Reason, "message", now.Message)
 	}
-	r.holdReady(cluster, &status, time.Now())
+	r.holdReady(cluster, &status, r.now())
 	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
 		log.FromContext(ctx).Info("Ready condition changes after the threshold", "from", was.Status, "to", now.Status)
 	}
-	// Both writes carry the resourceVersion read: a decision made on a
-	// stale cached Cluster (one that does not show the last Ready change
-	// yet) must not undo that change.
-	if err := r.taint(ctx, cluster, &status); apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
-	} else if err != nil {
-		return ctrl.Result{}, err
+	every := r.StatusUpdateFrequency
+	if every <= 0 {
+		every = DefaultStatusUpdateFrequency
+	}
+	if res, err := r.write(ctx, cluster, status); err != nil && r.Agent != "" {
+		// An agent that cannot reach the control plane tries again at its
+		// usual pace, not after an ever longer back-off: it must renew
+		// the Lease as soon as the control plane is back.
+		log.FromContext(ctx).Error(err, "Report the cluster's status")
+		return ctrl.Result{RequeueAfter: every}, nil
+	} else if err != nil || res.Requeue {
+		return res, err
+	}
+	// Jitter keeps the members' probes from landing together.
+	return ctrl.Result{RequeueAfter: wait.Jitter(every, 0.1)}, nil
+}
+
+// write records status and, on the control plane, the condition taints
+// that follow from it. Both writes carry the resourceVersion read: a
+// decision made on a stale cached Cluster (one that does not show the last
+// Ready change yet) must not undo that change; a conflict requeues.
+func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster, status clusterv1alpha1.ClusterStatus) (ctrl.Result, error) {
+	if r.Agent == "" {
+		if err := r.taint(ctx, cluster, &status); apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if !equality.Semantic.DeepEqual(status, cluster.Status) {
 		patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -143,12 +213,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("write status of Cluster %s: %w", cluster.Name, err)
 		}
 	}
-	every := r.StatusUpdateFrequency
-	if every <= 0 {
-		every = DefaultStatusUpdateFrequency
+	return ctrl.Result{}, nil
+}
+
+// followAgent is the control plane's part for a Pull-mode cluster, whose
+// agent probes the member and writes the status: while the agent renews
+// the cluster's Lease the agent's Ready condition stands and the taints
+// follow it; once the Lease has run out, Ready turns Unknown
+// (ClusterStatusUnknown), as Karmada's cluster controller does when an
+// agent stops reporting. It looks again when the Lease would run out.
+func (r *Reconciler) followAgent(ctx context.Context, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	status := *cluster.Status.DeepCopy()
+	now := r.now()
+	lease := &coordinationv1.Lease{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: LeaseNamespace, Name: cluster.Name}, lease)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
 	}
-	// Jitter keeps the members' probes from landing together.
-	return ctrl.Result{RequeueAfter: wait.Jitter(every, 0.1)}, nil
+	var expires time.Time
+	if err == nil && lease.Spec.RenewTime != nil {
+		d := LeaseDuration
+		if lease.Spec.LeaseDurationSeconds != nil {
+			d = time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
+		}
+		expires = lease.Spec.RenewTime.Add(d)
+	}
+	if c := readyOf(status); expires.Before(now) && (c == nil || c.Status != metav1.ConditionUnknown) {
+		msg := "the cluster's agent has never renewed its Lease " + LeaseNamespace + "/" + cluster.Name + ": is 'flotilla agent' running for it?"
+		if !expires.IsZero() {
+			msg = fmt.Sprintf("the cluster's agent last renewed its Lease %s/%s at %s: is 'flotilla agent' running and able to reach the control plane?",
+				LeaseNamespace, cluster.Name, lease.Spec.RenewTime.UTC().Format(time.RFC3339))
+		}
+		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionUnknown,
+			Reason: clusterv1alpha1.ClusterStatusUnknownReason, Message: msg, ObservedGeneration: cluster.Generation})
+	}
+	if res, err := r.write(ctx, cluster, status); err != nil || res.Requeue {
+		return res, err
+	}
+	wait := expires.Sub(now) + time.Second
+	if wait < time.Second {
+		wait = DefaultStatusUpdateFrequency
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
 // finalize deletes the execution namespace and waits for it to disappear:
@@ -190,7 +296,7 @@ const LeaseDuration = 40 * time.Second
 // cluster just now: the Lease named after it in karmada-cluster, held by
 // the cluster's name.
 func (r *Reconciler) renewLease(ctx context.Context, name string) error {
-	now := metav1.NewMicroTime(time.Now())
+	now := metav1.NewMicroTime(r.now())
 	lease := &coordinationv1.Lease{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: LeaseNamespace, Name: name}, lease)
 	if apierrors.IsNotFound(err) {
@@ -227,7 +333,11 @@ func (r *Reconciler) holdReady(cluster *clusterv1alpha1.Cluster, status *cluster
 	if r.pending == nil {
 		r.pending = map[string]pendingReady{}
 	}
-	if recorded == nil || observed == nil || recorded.Status == observed.Status {
+	// The control plane marks a Pull-mode cluster Unknown when its agent's
+	// Lease runs out (the agent or the control plane was away); the
+	// agent's own probes did not fail, so what they see stands at once.
+	agentAway := r.Agent != "" && recorded != nil && recorded.Reason == clusterv1alpha1.ClusterStatusUnknownReason
+	if recorded == nil || observed == nil || recorded.Status == observed.Status || agentAway {
 		delete(r.pending, cluster.Name)
 		return
 	}

@@ -93,8 +93,13 @@ type Reconciler struct {
 	Events *eventrecord.Recorder
 	// Gate, if set, is touched by every member write and defers successful
 	// status reports while propagation is busy (see statusgate.Gate).
-	Gate   *statusgate.Gate
-	wakeup statusgate.Wakeup
+	Gate *statusgate.Gate
+	// Executes tells whether this process applies the Works of a cluster;
+	// nil means every cluster. The control plane leaves Pull-mode clusters
+	// to their agents (and only releases the Works of one that is being
+	// unjoined while its agent is gone); an agent executes its own cluster.
+	Executes func(cluster string) bool
+	wakeup   statusgate.Wakeup
 
 	slots   chan struct{} // bounds concurrent Handoffs
 	locks   sync.Map      // Work key -> *sync.Mutex: Handoff and Reconcile of one Work never overlap
@@ -119,6 +124,10 @@ func rejectionKey(existing, desired *unstructured.Unstructured) string {
 	h := fnv.New64a()
 	h.Write(raw)
 	return existing.GetResourceVersion() + "/" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+func (r *Reconciler) executes(cluster string) bool {
+	return r.Executes == nil || r.Executes(cluster)
 }
 
 // clock is the Reconciler's Clock, the real one by default.
@@ -148,7 +157,8 @@ const HandoffSlots = 16
 // nothing either; the Work's own reconcile, which follows from the watch as
 // always, reports status and retries failures.
 func (r *Reconciler) Handoff(ctx context.Context, w *workv1alpha1.Work) {
-	if !strings.HasPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix) || !w.DeletionTimestamp.IsZero() {
+	if !strings.HasPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix) || !w.DeletionTimestamp.IsZero() ||
+		!r.executes(strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix)) {
 		return
 	}
 	select {
@@ -235,6 +245,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// applied. A Work born suspended (one that records what a member
 		// has, such as a collected EndpointSlice) is never this
 		// controller's, so its deletion removes nothing from the member.
+		return ctrl.Result{}, nil
+	}
+	if !r.executes(cluster) {
+		// Another process (the cluster's agent) applies this Work. Only a
+		// Work of a cluster being unjoined, whose agent no longer reports
+		// it Ready, is released here, leaving the member's objects: no
+		// one else would.
+		if !w.DeletionTimestamp.IsZero() && r.leaving(ctx, cluster) && !r.ready(ctx, cluster) && controllerutil.RemoveFinalizer(w, Finalizer) {
+			return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, w))
+		}
 		return ctrl.Result{}, nil
 	}
 	if !w.DeletionTimestamp.IsZero() {

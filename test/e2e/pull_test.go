@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestPullMode runs member2 in Pull mode (`up --pull-members member2`):
+// registered with a bootstrap token, its agent applies Karmada's nginx
+// sample there (override included), reports status, corrects drift, keeps
+// everything through a 60 s control-plane outage, and its credentials
+// reach nothing of member1's.
+func TestPullMode(t *testing.T) {
+	sample := filepath.Join(sharedDir(t), "reference", "karmada-samples", "nginx")
+	s := startStack(t, 2, "--pull-members", "member2", "--apply", sample)
+
+	if got := s.kubectl("", "get", "cluster", "member2", "-o", "jsonpath={.spec.syncMode}"); got != "Pull" {
+		t.Fatalf("member2 syncMode = %q, want Pull", got)
+	}
+	if got := s.kubectl("", "get", "cluster", "member1", "-o", "jsonpath={.spec.syncMode}"); got != "Push" {
+		t.Fatalf("member1 syncMode = %q, want Push", got)
+	}
+	out := s.kubectl("", "get", "clusters")
+	if !strings.Contains(out, "Pull") {
+		t.Errorf("kubectl get clusters does not show the Pull mode:\n%s", out)
+	}
+
+	// The sample: one replica each, member2's copy through its agent with
+	// member2's override, status aggregated on the control plane.
+	for _, m := range []string{"member1", "member2"} {
+		s.waitFor(t, "1", m, "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas}")
+	}
+	s.waitFor(t, "skoala-dev", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+	s.waitFor(t, "2", "", "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas}")
+	s.waitFor(t, "True", "", "work", "-n", "karmada-es-member2", "-o", "jsonpath={.items[0].status.conditions[?(@.type==\"Applied\")].status}")
+
+	// Drift in the member is reverted by the agent.
+	s.kubectl("member2", "label", "deploy", "nginx", "env=edited", "--overwrite")
+	s.waitFor(t, "skoala-dev", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+
+	// The agent's credentials: its own Works, nothing of member1's.
+	agentConfig := s.agentKubeconfig("member2")
+	if out, err := kubectlAs(agentConfig, "get", "works", "-n", "karmada-es-member2", "-o", "name"); err != nil || !strings.Contains(out, "work") {
+		t.Errorf("the agent cannot list its own Works: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"get", "works", "-n", "karmada-es-member1"},
+		{"get", "secret", "member1", "-n", "karmada-cluster"},
+		{"get", "cluster", "member1"},
+		{"get", "deployments", "-n", "default"},
+	} {
+		out, err := kubectlAs(agentConfig, args...)
+		if err == nil || !strings.Contains(out, "forbidden") {
+			t.Errorf("the agent's credentials: kubectl %s was not forbidden: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	// The Cluster proxy reaches the Pull member with the credentials its
+	// agent reported.
+	if out := s.flotilla("get", "deploy", "nginx", "-C", "member2"); !strings.Contains(out, "member2") {
+		t.Errorf("flotilla get -C member2 did not reach the Pull member:\n%s", out)
+	}
+
+	// The control plane's API server stops for 60 s: the member keeps its
+	// objects and the agent deletes nothing.
+	pid := s.apiServerPID("control-plane")
+	if pid == 0 {
+		t.Fatal("no control-plane API server")
+	}
+	uid := s.get("member2", "deploy", "nginx", "-o", "jsonpath={.metadata.uid}")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Second) {
+		if got := s.get("member2", "deploy", "nginx", "-o", "jsonpath={.metadata.uid}"); got != uid {
+			t.Fatalf("member2's nginx changed while the control plane was away: uid %q, was %q", got, uid)
+		}
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	// Back: a template change converges on the Pull member.
+	eventually(t, 2*time.Minute, "the control plane to answer again", func() (bool, string) {
+		_, err := s.client("").CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{})
+		return err == nil, ""
+	})
+	s.kubectl("", "scale", "deploy", "nginx", "--replicas", "4")
+	s.waitFor(t, "2", "member2", "deploy", "nginx", "-o", "jsonpath={.spec.replicas}")
+	s.waitFor(t, "True", "", "cluster", "member2", "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}")
+	if got := s.get("member2", "deploy", "nginx", "-o", "jsonpath={.metadata.uid}"); got != uid {
+		t.Errorf("member2's nginx was re-created after the outage (uid %q, was %q)", got, uid)
+	}
+}
+
+// agentKubeconfig writes the Pull member's agent credentials (the Secret
+// `flotilla register` stored in the member) to a file and returns its path.
+func (s *stack) agentKubeconfig(member string) string {
+	s.t.Helper()
+	sec, err := s.client(member).CoreV1().Secrets("karmada-system").Get(context.Background(), "karmada-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		s.t.Fatalf("read %s's agent credentials: %v", member, err)
+	}
+	path := filepath.Join(s.t.TempDir(), "agent.config")
+	if err := os.WriteFile(path, sec.Data["karmada-kubeconfig"], 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	return path
+}
+
+// kubectlAs runs kubectl with another kubeconfig and returns its output.
+func kubectlAs(kubeconfig string, args ...string) (string, error) {
+	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
+}
