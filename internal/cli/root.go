@@ -57,7 +57,8 @@ reports their status back.`,
 		_ = cmd.Help()
 	}
 	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
-		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand())
+		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
+		newTokenCommand(), newRegisterCommand())
 	// cobra adds these two lazily, when it runs; add them now so that
 	// reportErrorsOnce reaches them too.
 	root.InitDefaultHelpCmd()
