@@ -31,7 +31,7 @@ var allowedUsages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignatu
 // controller may approve, as kube's csrapproving recognizes kubelet client
 // certificates: signer kubernetes.io/kube-apiserver-client; a PEM
 // "CERTIFICATE REQUEST" whose subject CN is system:karmada:agent:<cluster>
-// (cluster a valid Cluster name) and whose O is exactly
+// (cluster a valid Cluster name), signed by its key, and whose O is exactly
 // [system:karmada:agents]; no DNS, e-mail, IP or URI names; usages that
 // include client auth and are among digital signature, key encipherment
 // and client auth. The error says why csr is not one (the controller
@@ -47,6 +47,9 @@ func Recognize(csr *certificatesv1.CertificateSigningRequest) (Request, error) {
 	x, err := x509.ParseCertificateRequest(block.Bytes)
 	if err != nil {
 		return Request{}, fmt.Errorf("spec.request cannot be parsed: %w", err)
+	}
+	if err := x.CheckSignature(); err != nil {
+		return Request{}, fmt.Errorf("spec.request is not signed by its own key: %w", err)
 	}
 	cn := x.Subject.CommonName
 	if !strings.HasPrefix(cn, bootstrap.AgentUserPrefix) {
