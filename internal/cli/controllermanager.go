@@ -51,7 +51,8 @@ func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
 func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.opts.Controllers, "controllers", []string{"*"},
-		"controllers to run: '*' for all, 'name' to add, '-name' to remove; known: "+strings.Join(controllermanager.AllControllers, ", "))
+		"controllers to run: '*' for all but the ones off by default, 'name' to add, '-name' to remove; known: "+strings.Join(controllermanager.AllControllers, ", ")+
+			"; off by default: "+strings.Join(controllermanager.DisabledByDefault, ", "))
 	fl.StringSliceVar(&f.opts.SkippedPropagatingNamespaces, "skipped-propagating-namespaces", namespace.DefaultSkippedPatterns,
 		"regular expressions of namespaces that are not synced to member clusters")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,

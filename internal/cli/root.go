@@ -56,8 +56,9 @@ reports their status back.`,
 		}
 		_ = cmd.Help()
 	}
-	root.AddCommand(newUpCommand(), newAgentCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
-		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand())
+	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
+		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
+		newTokenCommand(), newRegisterCommand(), newAgentCommand())
 	// cobra adds these two lazily, when it runs; add them now so that
 	// reportErrorsOnce reaches them too.
 	root.InitDefaultHelpCmd()

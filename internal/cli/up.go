@@ -16,9 +16,11 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/join"
@@ -299,6 +301,7 @@ var PostStartSteps = []localstack.Step{
 		}
 		return controlplane.Bootstrap(ctx, cfg)
 	}},
+	{Name: "control plane ready for Pull-mode registration (kube-public/cluster-info, bootstrap RBAC)", Run: prepareRegistration},
 	{Name: "member clusters joined (push mode; pull-mode members register later), with the mcs-api CRDs", Run: joinMembers},
 	// The adapter first, so that the FederatedHPA controller's first syncs
 	// find the control plane's metrics APIs served.
@@ -310,6 +313,26 @@ var PostStartSteps = []localstack.Step{
 	// certificates.
 	{Run: registerPullMembers},
 	{Name: "every Cluster is Ready", Run: waitClustersReady},
+}
+
+// prepareRegistration lets Pull-mode clusters register with the stack's
+// control plane ('flotilla token create', 'flotilla register'): the
+// cluster-info ConfigMap with the control plane's URL and the stack's CA,
+// and the bootstrap RBAC.
+func prepareRegistration(ctx context.Context, s *localstack.Stack) error {
+	cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
+	if err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(s.Plan.PKI.CACert)
+	if err != nil {
+		return fmt.Errorf("read the stack's CA: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	return bootstrap.EnsureControlPlane(ctx, cs, s.Plan.ControlPlane().Server(), ca)
 }
 
 // startMetricsAdapter starts the metrics adapter, when the stack has one,

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
@@ -35,6 +36,7 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/binding"
+	"github.com/flotilla-io/flotilla/internal/controller/agentcsrapproving"
 	"github.com/flotilla-io/flotilla/internal/controller/applicationfailover"
 	"github.com/flotilla-io/flotilla/internal/controller/bindingcontroller"
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
@@ -72,7 +74,13 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
-	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName}
+	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
+	agentcsrapproving.ControllerName}
+
+// DisabledByDefault are the controllers "*" leaves out, as Karmada's
+// controller manager does: they run only when named
+// (--controllers=*,agentcsrapproving).
+var DisabledByDefault = []string{agentcsrapproving.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -138,8 +146,10 @@ type Options struct {
 	SkipNameValidation bool
 }
 
-// Enabled resolves Options.Controllers to the set of controllers to run.
-// Errors name an unknown controller.
+// Enabled resolves Options.Controllers to the set of controllers to run:
+// "*" turns on every controller but those DisabledByDefault, "name" turns
+// one on, "-name" off; later entries win. Errors name an unknown
+// controller.
 func Enabled(spec []string) (map[string]bool, error) {
 	on := map[string]bool{}
 	for _, s := range spec {
@@ -147,7 +157,7 @@ func Enabled(spec []string) (map[string]bool, error) {
 		switch {
 		case s == "*":
 			for _, c := range AllControllers {
-				if _, set := on[c]; !set {
+				if _, set := on[c]; !set && !slices.Contains(DisabledByDefault, c) {
 					on[c] = true
 				}
 			}
@@ -370,6 +380,13 @@ var builders = []builder{
 		}
 		return []setup{&multiclusterservice.Dispatcher{Client: s.client, Events: &eventrecord.Recorder{
 			Events: s.mgr.GetEventRecorderFor("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+	}},
+	{agentcsrapproving.ControllerName, func(s *shared) ([]setup, error) {
+		kube, err := kubernetes.NewForConfig(s.mgr.GetConfig())
+		if err != nil {
+			return nil, fmt.Errorf("create Kubernetes client: %w", err)
+		}
+		return []setup{&agentcsrapproving.Reconciler{Client: s.client, Kube: kube, Recorder: s.mgr.GetEventRecorderFor(agentcsrapproving.ControllerName)}}, nil
 	}},
 }
 

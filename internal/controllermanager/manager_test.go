@@ -17,6 +17,18 @@ func TestEnabled(t *testing.T) {
 	if !on["scheduler"] || on["detector"] {
 		t.Errorf("'scheduler' gave %v", on)
 	}
+	on, _ = Enabled([]string{"*"})
+	if on["agentcsrapproving"] || !on["cluster"] {
+		t.Errorf("'*' must leave agentcsrapproving off, as Karmada does: %v", on)
+	}
+	on, _ = Enabled([]string{"*", "agentcsrapproving"})
+	if !on["agentcsrapproving"] || !on["detector"] {
+		t.Errorf("'*,agentcsrapproving' gave %v", on)
+	}
+	on, _ = Enabled([]string{"agentcsrapproving", "*"})
+	if !on["agentcsrapproving"] {
+		t.Errorf("'agentcsrapproving,*': a later '*' turned off a named controller: %v", on)
+	}
 	if _, err := Enabled([]string{"sheduler"}); err == nil || !strings.Contains(err.Error(), `unknown controller "sheduler"`) {
 		t.Errorf("typo not reported clearly: %v", err)
 	}

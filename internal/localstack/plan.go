@@ -17,13 +17,26 @@ const (
 
 // ControlPlaneControllers are the kube-controller-manager controllers a
 // Karmada control plane keeps. Without the workload controllers a Deployment
-// on the control plane stays a resource template and never makes pods.
+// on the control plane stays a resource template and never makes pods. The
+// bootstrap and CSR controllers serve Pull-mode registration (package
+// bootstrap): signing kube-public/cluster-info for each bootstrap token,
+// deleting expired tokens, signing approved agent certificates and
+// removing old CSRs.
 var ControlPlaneControllers = []string{
 	"namespace-controller",
 	"garbage-collector-controller",
 	"serviceaccount-token-controller",
 	"clusterrole-aggregation-controller",
+	"bootstrap-signer-controller",
+	"token-cleaner-controller",
+	"certificatesigningrequest-signing-controller",
+	"certificatesigningrequest-cleaner-controller",
 }
+
+// FlotillaControllers are the stack's Flotilla controllers: all of them,
+// with agentcsrapproving, which Karmada leaves off by default, approving
+// Pull-mode agents' certificates.
+const FlotillaControllers = "*,agentcsrapproving"
 
 // Component kinds, also the hidden `flotilla component <kind>` subcommands.
 const (
@@ -155,6 +168,11 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
 	}
 	cmArgs = append(cmArgs, "--feature-gates="+cfg.EffectiveFeatureGates(), "--mcs-lb-pool="+MCSLoadBalancerPool)
+	// --controllers is a list flag: a second one would add to this one
+	// rather than replace it, so an explicit one is left alone.
+	if !slices.ContainsFunc(cfg.ControllerManagerArgs, func(a string) bool { return strings.HasPrefix(a, "--controllers") }) {
+		cmArgs = append(cmArgs, "--controllers="+FlotillaControllers)
+	}
 	p.ControllerManager = Component{
 		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
 		// Extra flags last, so that they win.
@@ -304,7 +322,9 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 		if p.NoAdmissionClaim {
 			disabled = append(disabled, AdmissionClaimPlugin)
 		}
-		apiserverArgs = append(apiserverArgs, "--disable-admission-plugins="+strings.Join(disabled, ","))
+		apiserverArgs = append(apiserverArgs, "--disable-admission-plugins="+strings.Join(disabled, ","),
+			// Pull-mode members register with bootstrap tokens.
+			"--enable-bootstrap-token-auth=true")
 	}
 	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(append(flotillaArgs, "--"), apiserverArgs...)...)
 }

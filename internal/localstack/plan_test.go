@@ -50,7 +50,8 @@ func TestControlPlaneRunsOnlyKarmadaControllers(t *testing.T) {
 	for _, c := range cp.Components {
 		kinds = append(kinds, c.Kind)
 		if c.Kind == KindControllerManager {
-			want := "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,clusterrole-aggregation-controller"
+			want := "--controllers=namespace-controller,garbage-collector-controller,serviceaccount-token-controller,clusterrole-aggregation-controller," +
+				"bootstrap-signer-controller,token-cleaner-controller,certificatesigningrequest-signing-controller,certificatesigningrequest-cleaner-controller"
 			if !contains(c.Args, want) {
 				t.Errorf("control plane kube-controller-manager args lack %s: %v", want, c.Args)
 			}
