@@ -109,6 +109,10 @@ func controlPlaneRBAC() []client.Object {
 			{APIGroups: []string{csrGroup}, Resources: []string{"certificatesigningrequests/" + SelfAgentClientSubresource}, Verbs: []string{"create"}},
 			{APIGroups: []string{configv1alpha1.GroupName}, Resources: []string{"resourceinterpretercustomizations", "resourceinterpreterwebhookconfigurations"},
 				Verbs: []string{"get", "list", "watch"}},
+			// The execution controller reports SyncSucceed/SyncFailed on the
+			// resource templates too, in their own namespaces; writing an
+			// event reveals nothing.
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		}},
 		clusterBinding(AgentsRoleName, AgentsRoleName, agents),
 	}
