@@ -65,7 +65,7 @@ func TestPullMode(t *testing.T) {
 
 	// The Cluster proxy reaches the Pull member with the credentials its
 	// agent reported.
-	if out := s.flotilla("get", "deploy", "nginx", "-C", "member2"); !strings.Contains(out, "member2") {
+	if out := s.flotilla("get", "deploy", "nginx", "-C", "member2", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config")); !strings.Contains(out, "member2") {
 		t.Errorf("flotilla get -C member2 did not reach the Pull member:\n%s", out)
 	}
 
