@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -89,11 +90,26 @@ func discover(ctx context.Context, endpoint, tokenID, tokenSecret string, pins [
 	if err != nil {
 		return nil, err
 	}
+	// A token the control plane does not know is refused at once, rather
+	// than after waiting for a signature that never comes.
+	if tokenSecret != "" {
+		withToken, err := kubernetes.NewForConfig(&rest.Config{Host: endpoint, BearerToken: tokenID + "." + tokenSecret,
+			TLSClientConfig: rest.TLSClientConfig{Insecure: true}, Timeout: 10 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := withToken.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); apierrors.IsUnauthorized(err) {
+			return nil, errInvalidToken
+		}
+	}
 	var content string
 	var lastErr error
 	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		cm, err := insecure.CoreV1().ConfigMaps(metav1.NamespacePublic).Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, nil // the deadline: keep the last real reason
+			}
 			lastErr = readClusterInfoError(endpoint, err)
 			log.V(1).Info("Waiting for cluster-info", "endpoint", endpoint, "err", err)
 			return false, nil

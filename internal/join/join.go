@@ -110,7 +110,7 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 }
 
 // checkName refuses a name another cluster already holds: an existing
-// Cluster of that name with another API endpoint.
+// Cluster of that name in Pull mode, or with another API endpoint.
 func checkName(ctx context.Context, cp client.Client, o Options) error {
 	existing := &clusterv1alpha1.Cluster{}
 	err := cp.Get(ctx, client.ObjectKey{Name: o.ClusterName}, existing)
@@ -121,6 +121,8 @@ func checkName(ctx context.Context, cp client.Client, o Options) error {
 		return fmt.Errorf("join %s: read the control plane's Clusters: %w", o.ClusterName, err)
 	case !existing.DeletionTimestamp.IsZero():
 		return fmt.Errorf("join %s: cluster %s is being unjoined; wait until it is gone", o.ClusterName, o.ClusterName)
+	case existing.Spec.SyncMode == clusterv1alpha1.Pull:
+		return fmt.Errorf("join %s: the name is taken by a Pull-mode cluster (registered with 'flotilla register'); delete that Cluster first or choose another name", o.ClusterName)
 	case existing.Spec.APIEndpoint != "" && existing.Spec.APIEndpoint != o.Member.Host:
 		return fmt.Errorf("join %s: the name is taken by the cluster at %s; unjoin it first or choose another name", o.ClusterName, existing.Spec.APIEndpoint)
 	}

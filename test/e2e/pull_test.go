@@ -29,6 +29,7 @@ func TestPullMode(t *testing.T) {
 		t.Fatalf("member1 syncMode = %q, want Push", got)
 	}
 	out := s.kubectl("", "get", "clusters")
+	var err error
 	if !strings.Contains(out, "Pull") {
 		t.Errorf("kubectl get clusters does not show the Pull mode:\n%s", out)
 	}
@@ -67,6 +68,33 @@ func TestPullMode(t *testing.T) {
 	// agent reported.
 	if out := s.flotilla("get", "deploy", "nginx", "-C", "member2", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config")); !strings.Contains(out, "member2") {
 		t.Errorf("flotilla get -C member2 did not reach the Pull member:\n%s", out)
+	}
+
+	// Bad input changes nothing: a token the control plane does not know,
+	// a CA hash that does not match, a Push-mode join of the Pull name.
+	kc := filepath.Join(s.dataDir, "karmada.config")
+	cmdLine := strings.Fields(s.flotilla("token", "create", "--print-register-command", "--kubeconfig", kc))
+	server, token, hash := cmdLine[len(cmdLine)-5], cmdLine[len(cmdLine)-3], cmdLine[len(cmdLine)-1]
+	if !strings.HasPrefix(hash, "sha256:") {
+		t.Fatalf("token create --print-register-command printed %q", strings.Join(cmdLine, " "))
+	}
+	memberKC, _ := s.kubeconfig("member1")
+	for _, c := range []struct{ token, hash, want string }{
+		{"abcdef.0123456789abcdef", hash, "token"},
+		{token, "sha256:" + strings.Repeat("0", 64), "hash"},
+	} {
+		out, err := flotillaOut("register", server, "--token", c.token, "--discovery-token-ca-cert-hash", c.hash, "--cluster-name", "intruder",
+			"--kubeconfig", memberKC, "--context", "member1", "--timeout", "10s")
+		if err == nil || !strings.Contains(strings.ToLower(out), c.want) {
+			t.Errorf("register with a bad %s: %v\n%s", c.want, err, out)
+		}
+	}
+	if got := s.get("", "cluster", "intruder", "-o", "name"); got != "" {
+		t.Errorf("a refused register left Cluster %q", got)
+	}
+	out, err = flotillaOut("join", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", memberKC, "--cluster-context", "member1")
+	if err == nil || !strings.Contains(out, "Pull-mode") {
+		t.Errorf("join of the Pull cluster's name was not refused: %v\n%s", err, out)
 	}
 
 	// The control plane's API server stops for 60 s: the member keeps its
@@ -120,6 +148,12 @@ func (s *stack) agentKubeconfig(member string) string {
 		s.t.Fatal(err)
 	}
 	return path
+}
+
+// flotillaOut runs the binary and returns its output and error.
+func flotillaOut(args ...string) (string, error) {
+	out, err := exec.Command(flotillaBin, args...).CombinedOutput()
+	return string(out), err
 }
 
 // kubectlAs runs kubectl with another kubeconfig and returns its output.
