@@ -43,6 +43,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
+	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
 
 // ReportKubeCredentials is the --report-secrets value that makes the agent
@@ -155,8 +156,14 @@ func Run(ctx context.Context, o Options) error {
 	if err := status.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the cluster status controller: %w", err)
 	}
-	exec := &execution.Reconciler{Client: mgr.GetClient(), Members: members, Interpreter: interp,
-		Events:   &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("karmada-agent"), Scheme: mgr.GetScheme()},
+	// The controller manager's propagation shortcuts that apply here: a
+	// member object just created stands in for its informer copy, and
+	// status reports (and success events) give way while Works are being
+	// applied (statusgate), so a burst reaches the member first.
+	gate := statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
+	exec := &execution.Reconciler{Client: mgr.GetClient(), Members: members, Interpreter: interp, Gate: gate, ReadYourWrites: true,
+		Events: &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("karmada-agent"), Busy: gate.Busy,
+			MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()},
 		Executes: func(c string) bool { return c == o.ClusterName }}
 	if err := exec.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the execution controller: %w", err)
