@@ -41,7 +41,7 @@ func registerPullMembers(ctx context.Context, s *localstack.Stack) error {
 	if err != nil {
 		return err
 	}
-	cp, err := client.New(cpCfg, client.Options{Scheme: controlplane.NewScheme()})
+	cp, err := controlPlaneClient(s.Plan)
 	if err != nil {
 		return err
 	}
