@@ -17,6 +17,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -117,7 +118,9 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("control plane client: %w", err)
 	}
 	if err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := register(ctx, direct, o); err != nil {
+		if err := register(ctx, direct, o); errors.As(err, new(refusal)) {
+			return false, err
+		} else if err != nil {
 			log.Info("Waiting to register the cluster with the control plane", "err", err.Error())
 			return false, nil
 		}
@@ -191,11 +194,17 @@ func register(ctx context.Context, c client.Client, o Options) error {
 		return fmt.Errorf("read Cluster %s: %w", o.ClusterName, err)
 	}
 	if cl.Spec.SyncMode != clusterv1alpha1.Pull {
-		return fmt.Errorf("cluster %s is in %s mode, not Pull: another cluster has the name", o.ClusterName, cl.Spec.SyncMode)
+		return refusal{fmt.Errorf("cluster %s is in %s mode, not Pull: another cluster has the name", o.ClusterName, cl.Spec.SyncMode)}
 	}
 	id, err := clusterID(ctx, o.Member)
 	if err != nil {
 		return fmt.Errorf("read the member's kube-system namespace: %w", err)
+	}
+	if cl.Spec.ID != "" && id != "" && cl.Spec.ID != id {
+		// Another cluster registered under this name first: taking it over
+		// would move that cluster's workloads here.
+		return refusal{fmt.Errorf("Cluster %s belongs to another cluster (spec.id %s; this member's kube-system UID is %s): check --kubeconfig and --context, or register this cluster under its own name",
+			o.ClusterName, cl.Spec.ID, id)}
 	}
 	var secretRef *clusterv1alpha1.LocalSecretReference
 	if reports(o.ReportSecrets, ReportKubeCredentials) {
@@ -228,6 +237,10 @@ func register(ctx context.Context, c client.Client, o Options) error {
 	}
 	return nil
 }
+
+// refusal is a registration the agent must not retry: the name belongs to
+// another cluster.
+type refusal struct{ error }
 
 func reports(list []string, what string) bool {
 	for _, s := range list {

@@ -78,7 +78,7 @@ func rotatingControlPlaneConfig(ctx context.Context, member *rest.Config, name s
 	if err != nil {
 		return nil, err
 	}
-	store := &secretStore{kube: kube}
+	store := &secretStore{kube: kube, host: member.Host}
 	raw, err := store.kubeconfig(ctx)
 	if err != nil {
 		return nil, err
@@ -139,13 +139,14 @@ func rotatingControlPlaneConfig(ctx context.Context, member *rest.Config, name s
 // certificate.Store).
 type secretStore struct {
 	kube kubernetes.Interface
+	host string // the member's API server, for messages
 }
 
 func (s *secretStore) secret(ctx context.Context) (*corev1.Secret, error) {
 	sec, err := s.kube.CoreV1().Secrets(bootstrap.KubeconfigSecretNamespace).Get(ctx, bootstrap.KubeconfigSecretName, metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("read the agent's credentials, the member's Secret %s/%s (written by 'flotilla register'): %w",
-			bootstrap.KubeconfigSecretNamespace, bootstrap.KubeconfigSecretName, err)
+		return nil, fmt.Errorf("read the agent's credentials, Secret %s/%s in the member at %s (written by 'flotilla register'; check --kubeconfig and --context): %w",
+			bootstrap.KubeconfigSecretNamespace, bootstrap.KubeconfigSecretName, s.host, err)
 	}
 	return sec, nil
 }

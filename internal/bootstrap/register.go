@@ -5,8 +5,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -148,14 +152,18 @@ func Register(ctx context.Context, o RegisterOptions) (*RegisterResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("member cluster client: %w", err)
 	}
-	// Reach the member first: a member that cannot store the credentials
-	// should not cost a certificate.
-	if err := ensureNamespace(ctx, member, KubeconfigSecretNamespace); err != nil {
+	// Read the member first (writing nothing until the certificate is
+	// issued): one that cannot be reached should not cost a certificate,
+	// and one already registered under another name is refused.
+	if err := checkMember(ctx, member, o.ClusterName); err != nil {
 		return nil, err
 	}
 	d, err := discover(ctx, endpoint, tokenID, tokenSecret, o.CACertHashes, o.UnsafeSkipCAVerification, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if sameServer(o.Member.Host, d.Server) || sameServer(o.Member.Host, endpoint) {
+		return nil, fmt.Errorf("the cluster being registered (%s) is the control plane itself: give the member cluster's kubeconfig with --kubeconfig and --context", o.Member.Host)
 	}
 	bootstrapClient, err := kubernetes.NewForConfig(&rest.Config{Host: d.Server, BearerToken: o.Token,
 		TLSClientConfig: rest.TLSClientConfig{CAData: d.CA}})
@@ -168,6 +176,9 @@ func Register(ctx context.Context, o RegisterOptions) (*RegisterResult, error) {
 	}
 	kubeconfig, err := AgentKubeconfig(d.Server, d.CA, o.ClusterName, certPEM, keyPEM)
 	if err != nil {
+		return nil, err
+	}
+	if err := ensureNamespace(ctx, member, KubeconfigSecretNamespace); err != nil {
 		return nil, err
 	}
 	if err := writeKubeconfigSecret(ctx, member, kubeconfig); err != nil {
@@ -255,6 +266,43 @@ func AgentKubeconfig(server string, caPEM []byte, cluster string, certPEM, keyPE
 		return nil, fmt.Errorf("encode the agent's kubeconfig: %w", err)
 	}
 	return out, nil
+}
+
+// checkMember reads the member: it must answer, and any agent credentials
+// it already holds must be for the same cluster name (a cluster registered
+// as member2 is not registered again as member3).
+func checkMember(ctx context.Context, cs kubernetes.Interface, cluster string) error {
+	sec, err := cs.CoreV1().Secrets(KubeconfigSecretNamespace).Get(ctx, KubeconfigSecretName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the member cluster (Secret %s/%s): %w (check --kubeconfig and --context)", KubeconfigSecretNamespace, KubeconfigSecretName, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(sec.Data[KubeconfigSecretKey])
+	if err != nil || len(cfg.CertData) == 0 {
+		return nil // not an agent certificate: replaced
+	}
+	block, _ := pem.Decode(cfg.CertData)
+	if block == nil {
+		return nil
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil || !strings.HasPrefix(cert.Subject.CommonName, AgentUserPrefix) {
+		return nil
+	}
+	if have := strings.TrimPrefix(cert.Subject.CommonName, AgentUserPrefix); have != cluster {
+		return fmt.Errorf("this cluster is already registered as %q (its Secret %s/%s holds that agent's credentials): a cluster registers under one name; to rename it, delete Cluster %s on the control plane and that Secret first",
+			have, KubeconfigSecretNamespace, KubeconfigSecretName, have)
+	}
+	return nil
+}
+
+// sameServer reports whether two API server URLs name the same host and port.
+func sameServer(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host != "" && strings.EqualFold(ua.Host, ub.Host)
 }
 
 func ensureNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {

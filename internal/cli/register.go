@@ -109,8 +109,12 @@ func (o *registerOptions) run(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "[discovery] control plane %s verified: %s\n", res.Server, pinned)
 	fmt.Fprintf(out, "[csr] CertificateSigningRequest %s approved and signed for user %s\n", res.CSRName, bootstrap.AgentUser(o.ClusterName))
 	fmt.Fprintf(out, "[credentials] kubeconfig stored in the member cluster as Secret %s/%s\n", bootstrap.KubeconfigSecretNamespace, bootstrap.KubeconfigSecretName)
-	fmt.Fprintf(out, "cluster(%s) is registered successfully in Pull mode\n\nNext, run the agent next to the cluster:\n  flotilla agent --cluster-name %s --kubeconfig %s\n",
-		o.ClusterName, o.ClusterName, o.memberKubeconfigPath())
+	ctxFlag := ""
+	if o.context != "" {
+		ctxFlag = " --context " + o.context
+	}
+	fmt.Fprintf(out, "cluster(%s) is registered successfully in Pull mode\n\nNext, run the agent next to the cluster:\n  flotilla agent --cluster-name %s --kubeconfig %s%s\n",
+		o.ClusterName, o.ClusterName, o.memberKubeconfigPath(), ctxFlag)
 	return nil
 }
 

@@ -65,6 +65,10 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 	if err := checkID(ctx, cp, o.ClusterName, id); err != nil {
 		return err
 	}
+	self := &corev1.Namespace{}
+	if err := cp.Get(ctx, client.ObjectKey{Name: metav1.NamespaceSystem}, self); err == nil && id != "" && string(self.UID) == id {
+		return fmt.Errorf("join %s: the cluster at %s is the control plane itself: give the member cluster's kubeconfig with --cluster-kubeconfig and --cluster-context", o.ClusterName, o.Member.Host)
+	}
 	if o.Region == "" || o.Zone == "" || o.Provider == "" {
 		fillTopology(ctx, &o)
 	}

@@ -79,15 +79,21 @@ func TestPullMode(t *testing.T) {
 		t.Fatalf("token create --print-register-command printed %q", strings.Join(cmdLine, " "))
 	}
 	memberKC, _ := s.kubeconfig("member1")
-	for _, c := range []struct{ token, hash, want string }{
-		{"abcdef.0123456789abcdef", hash, "token"},
-		{token, "sha256:" + strings.Repeat("0", 64), "hash"},
+	cpKC, _ := s.kubeconfig("")
+	for _, c := range []struct{ token, hash, kubeconfig, context, want string }{
+		{"abcdef.0123456789abcdef", hash, memberKC, "member1", "token"},
+		{token, "sha256:" + strings.Repeat("0", 64), memberKC, "member1", "hash"},
+		{token, hash, memberKC, "member2", "already registered as \"member2\""},
+		{token, hash, cpKC, "karmada-apiserver", "the control plane itself"},
 	} {
 		out, err := flotillaOut("register", server, "--token", c.token, "--discovery-token-ca-cert-hash", c.hash, "--cluster-name", "intruder",
-			"--kubeconfig", memberKC, "--context", "member1", "--timeout", "10s")
-		if err == nil || !strings.Contains(strings.ToLower(out), c.want) {
-			t.Errorf("register with a bad %s: %v\n%s", c.want, err, out)
+			"--kubeconfig", c.kubeconfig, "--context", c.context, "--timeout", "10s")
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("register refused for %q: %v\n%s", c.want, err, out)
 		}
+	}
+	if got := s.get("member1", "ns", "karmada-system", "-o", "name"); got != "" {
+		t.Errorf("a refused register wrote to the member: %s", got)
 	}
 	if got := s.get("", "cluster", "intruder", "-o", "name"); got != "" {
 		t.Errorf("a refused register left Cluster %q", got)

@@ -6,7 +6,8 @@
 // bootstrap token) or /selfagentclient (the agent renewing its own
 // certificate) is approved after the controller has made the member's
 // Pull-mode Cluster, its execution namespace and its RBAC
-// (bootstrap.ClusterRBAC). A name held by a Push-mode Cluster is denied.
+// (bootstrap.ClusterRBAC). A name held by a Push-mode Cluster, or newly
+// requested for a Pull-mode Cluster whose agent reports it Ready, is denied.
 package agentcsrapproving
 
 import (
@@ -18,6 +19,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -109,6 +111,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("read Cluster %s: %w", agent.Cluster, err)
 	case cluster.Spec.SyncMode == clusterv1alpha1.Push:
 		msg := fmt.Sprintf("cluster name %q is taken by a Push-mode cluster: register with another --cluster-name, or unjoin that cluster first", agent.Cluster)
+		return ctrl.Result{}, r.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonClusterNameTaken, msg)
+	case agent.Subresource == bootstrap.AgentClientSubresource && meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady):
+		// A new registration (not a renewal) of a name whose agent is
+		// reporting: another cluster must not take it over.
+		msg := fmt.Sprintf("cluster name %q is registered and its agent is reporting it Ready: register with another --cluster-name, or delete Cluster %s first", agent.Cluster, agent.Cluster)
 		return ctrl.Result{}, r.decide(ctx, csr, certificatesv1.CertificateDenied, ReasonClusterNameTaken, msg)
 	case !cluster.DeletionTimestamp.IsZero():
 		log.Info("Cluster is being deleted; approving once it is gone", "csr", klog.KObj(csr), "cluster", agent.Cluster)
