@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -154,7 +155,15 @@ func Run(ctx context.Context, o Options) error {
 	if err := mgr.Add(&resourceinterpreter.Sync{In: interp, Cache: mgr.GetCache(), Reader: mgr.GetClient()}); err != nil {
 		return fmt.Errorf("add the interpreter configuration sync: %w", err)
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var gone atomic.Bool
 	status := &cluster.Reconciler{Client: mgr.GetClient(), Members: members, Agent: o.ClusterName,
+		OnGone: func() {
+			log.Info("The Cluster was deleted on the control plane (unjoined or unregistered): the agent stops")
+			gone.Store(true)
+			stop()
+		},
 		StatusUpdateFrequency: o.StatusUpdateFrequency, FailureThreshold: o.FailureThreshold, SuccessThreshold: o.SuccessThreshold}
 	if err := status.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the cluster status controller: %w", err)
@@ -181,7 +190,11 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	log.Info("Starting the agent", "executionNamespace", clusterv1alpha1.ExecutionNamespace(o.ClusterName))
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	if gone.Load() {
+		return nil
+	}
+	return err
 }
 
 // register writes what the agent knows of its member into the Cluster's

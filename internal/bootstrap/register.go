@@ -335,3 +335,19 @@ func writeKubeconfigSecret(ctx context.Context, cs kubernetes.Interface, kubecon
 	}
 	return nil
 }
+
+// RemoveAgentCredentials deletes the agent's kubeconfig Secret
+// (karmada-system/karmada-kubeconfig) from the member reached by member, as
+// unregistering does, so that the cluster can be registered again. A
+// Secret already gone is no error.
+func RemoveAgentCredentials(ctx context.Context, member *rest.Config) error {
+	cs, err := kubernetes.NewForConfig(member)
+	if err != nil {
+		return err
+	}
+	err = cs.CoreV1().Secrets(KubeconfigSecretNamespace).Delete(ctx, KubeconfigSecretName, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete Secret %s/%s in the member cluster: %w", KubeconfigSecretNamespace, KubeconfigSecretName, err)
+	}
+	return nil
+}

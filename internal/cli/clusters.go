@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/join"
 )
@@ -467,4 +468,58 @@ func context2(cmd *cobra.Command, d time.Duration) (context.Context, context.Can
 		ctx = context.Background()
 	}
 	return context.WithTimeout(ctx, d)
+}
+
+func newUnregisterCommand() *cobra.Command {
+	var cp controlPlaneFlags
+	var kubeconfig, context string
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "unregister CLUSTER_NAME",
+		Short: "Remove a Pull-mode cluster from the control plane",
+		Long: `Remove a Pull-mode cluster, as 'karmadactl unregister' does: the Cluster is
+deleted, its agent removes the objects its Works put in the cluster and then
+stops, and the agent's rights on the control plane go with the Cluster. With
+--cluster-kubeconfig the agent's credentials (Secret
+karmada-system/karmada-kubeconfig) and the service account it reported are
+removed from the cluster too, so it can be registered again. Push-mode clusters
+leave with 'flotilla unjoin'.`,
+		Example: `  flotilla unregister edge-1
+  flotilla unregister edge-1 --cluster-kubeconfig ~/.kube/edge-1.config   # also clean the cluster`,
+		Args: exactArgs(1, "a cluster name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cp.client()
+			if err != nil {
+				return err
+			}
+			cl := &clusterv1alpha1.Cluster{}
+			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, cl); err == nil && cl.Spec.SyncMode != clusterv1alpha1.Pull {
+				return fmt.Errorf("cluster %s is in %s mode: remove it with 'flotilla unjoin %s'", args[0], cl.Spec.SyncMode, args[0])
+			}
+			o := join.UnjoinOptions{ClusterName: args[0], Wait: wait}
+			if kubeconfig != "" {
+				if o.Member, err = memberConfig(kubeconfig, context); err != nil {
+					return err
+				}
+			}
+			ctx, cancel := context2(cmd, wait+time.Minute)
+			defer cancel()
+			if err := join.Unjoin(ctx, c, o); err != nil {
+				return err
+			}
+			if o.Member != nil && wait > 0 {
+				if err := bootstrap.RemoveAgentCredentials(ctx, o.Member); err != nil {
+					return fmt.Errorf("unregister %s: %w", args[0], err)
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is unregistered successfully\n", args[0])
+			return nil
+		},
+	}
+	cp.add(cmd)
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "cluster-kubeconfig", "", "kubeconfig of the cluster, to remove the agent's credentials there (optional)")
+	f.StringVar(&context, "cluster-context", "", "context in --cluster-kubeconfig")
+	f.DurationVar(&wait, "wait", time.Minute, "how long to wait for the cluster's objects to be removed; 0 returns at once and leaves the credentials in place")
+	return cmd
 }

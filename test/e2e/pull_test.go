@@ -139,6 +139,27 @@ func TestPullMode(t *testing.T) {
 	if got := s.get("member2", "deploy", "nginx", "-o", "jsonpath={.metadata.uid}"); got != uid {
 		t.Errorf("member2's nginx was re-created after the outage (uid %q, was %q)", got, uid)
 	}
+
+	// Unregister: the agent removes what it applied and stops; its
+	// credentials and rights are gone on both sides.
+	out = s.flotilla("unregister", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", memberKC, "--cluster-context", "member2")
+	if !strings.Contains(out, "unregistered") {
+		t.Errorf("unregister said:\n%s", out)
+	}
+	for what, args := range map[string][]string{
+		"Cluster member2":                          {"", "cluster", "member2", "-o", "name"},
+		"ClusterRole system:karmada:agent:member2": {"", "clusterrole", "system:karmada:agent:member2", "-o", "name"},
+		"member2's nginx":                          {"member2", "deploy", "nginx", "-o", "name"},
+		"member2's agent credentials":              {"member2", "secret", "-n", "karmada-system", "karmada-kubeconfig", "-o", "name"},
+	} {
+		eventually(t, time.Minute, what+" to be gone", func() (bool, string) {
+			got := s.get(args[0], args[1:]...)
+			return got == "", got
+		})
+	}
+	if out, err := flotillaOut("unregister", "member1", "--kubeconfig", kc); err == nil || !strings.Contains(out, "flotilla unjoin") {
+		t.Errorf("unregister of a Push cluster was not refused: %v\n%s", err, out)
+	}
 }
 
 // agentKubeconfig writes the Pull member's agent credentials (the Secret

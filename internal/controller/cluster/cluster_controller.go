@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 )
 
@@ -76,6 +77,9 @@ type Reconciler struct {
 	Agent string
 	// Now tells the time; nil is time.Now.
 	Now func() time.Time
+	// OnGone, in an agent, is called when the agent's Cluster no longer
+	// exists on the control plane (unjoined or unregistered).
+	OnGone func()
 
 	// pending remembers, per cluster, a Ready status the probes report
 	// that differs from the recorded one, and since when.
@@ -124,10 +128,27 @@ func (r *Reconciler) now() time.Time {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
-		if apierrors.IsNotFound(err) && r.Agent == "" {
-			r.Members.Forget(req.Name)
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if r.Agent != "" {
+			if req.Name == r.Agent && r.OnGone != nil {
+				r.OnGone()
+			}
+			return ctrl.Result{}, nil
+		}
+		r.Members.Forget(req.Name)
+		// A Pull-mode cluster's agent loses its rights with its Cluster
+		// (nothing to do for other clusters: the objects do not exist).
+		for _, obj := range bootstrap.ClusterRBAC(req.Name) {
+			if obj.GetNamespace() != "" && obj.GetNamespace() != LeaseNamespace {
+				continue // in the execution namespace, gone with it
+			}
+			if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, fmt.Errorf("delete the agent RBAC of cluster %s: %w", req.Name, err)
+			}
+		}
+		return ctrl.Result{}, nil
 	}
 	if r.Agent != "" {
 		if cluster.Name != r.Agent || !cluster.DeletionTimestamp.IsZero() {
