@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	kwokcrd "sigs.k8s.io/kwok/kustomize/crd"
@@ -189,14 +190,19 @@ func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) 
 		if a.Version == "v1beta2" {
 			want.Spec.VersionPriority = 200
 		}
-		existing, err := agg.ApiregistrationV1().APIServices().Get(ctx, a.Name(), metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			_, err = agg.ApiregistrationV1().APIServices().Create(ctx, want, metav1.CreateOptions{})
-		case err == nil:
-			existing.Spec = want.Spec
-			_, err = agg.ApiregistrationV1().APIServices().Update(ctx, existing, metav1.UpdateOptions{})
-		}
+		// The API server's availability controller writes the same
+		// objects' status: a conflict is retried on a fresh read.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			existing, err := agg.ApiregistrationV1().APIServices().Get(ctx, a.Name(), metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				_, err = agg.ApiregistrationV1().APIServices().Create(ctx, want, metav1.CreateOptions{})
+			case err == nil:
+				existing.Spec = want.Spec
+				_, err = agg.ApiregistrationV1().APIServices().Update(ctx, existing, metav1.UpdateOptions{})
+			}
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("APIService %s: %w", a.Name(), err)
 		}
