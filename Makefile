@@ -17,8 +17,8 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flotilla
 
-## up: build, start the local stack in the foreground and apply Karmada's nginx sample
-SAMPLE ?= ../shared/reference/karmada-samples/nginx
+## up: build, start the local stack in the foreground and apply the nginx example
+SAMPLE ?= examples/nginx
 up: build
 	$(BIN) up --apply $(SAMPLE)
 

@@ -3,9 +3,7 @@ package crds_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -23,6 +21,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
 	"github.com/flotilla-io/flotilla/api/crds"
+	"github.com/flotilla-io/flotilla/internal/reftest"
 )
 
 // ourCRDs returns the embedded CRDs, failing the test if they do not decode.
@@ -190,33 +189,12 @@ func (as *admitters) forKind(t *testing.T, gvk schema.GroupVersionKind) (*admitt
 	return nil, fmt.Errorf("no embedded CRD serves %s", gvk)
 }
 
-// moduleRoot returns the repository root, the directory holding the go.mod of
-// github.com/flotilla-io/flotilla. Tests run with the package directory as working directory.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatalf("getwd: %v", err)
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(data), "module github.com/flotilla-io/flotilla\n") {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatalf("could not find the module root (go.mod of github.com/flotilla-io/flotilla) above %s", wd)
-		}
-	}
-}
+// moduleRoot returns the repository root (tests run in the package directory).
+func moduleRoot(t *testing.T) string { return reftest.ModuleRoot(t) }
 
-// referenceDir returns ../shared/reference relative to the repository root. It fails the
-// test, naming the directory it looked for, when the reference material is missing.
+// referenceDir returns ../shared/reference beside the checkout, which holds Karmada's CRDs and
+// samples; without it the test is skipped (and fails under CI).
 func referenceDir(t *testing.T) string {
 	t.Helper()
-	ref := filepath.Join(moduleRoot(t), "..", "shared", "reference")
-	if st, err := os.Stat(filepath.Join(ref, "karmada-crds")); err != nil || !st.IsDir() {
-		t.Fatalf("Karmada reference material not found: expected %s (the shared/ directory beside the repository checkout): %v",
-			filepath.Join(ref, "karmada-crds"), err)
-	}
-	return ref
+	return filepath.Dir(reftest.Shared(t, "reference", "karmada-crds"))
 }

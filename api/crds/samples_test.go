@@ -22,9 +22,20 @@ func isKarmadaGroup(group string) bool {
 // also decoded strictly into its Go type, so the Go types know every field the YAML uses.
 func TestReferenceSamplesAreAccepted(t *testing.T) {
 	ref := referenceDir(t)
+	admitSamples(t, ref, "karmada-samples", "interpreter-customizations")
+}
+
+// TestExamplesAreAccepted does the same for the repository's own examples/.
+func TestExamplesAreAccepted(t *testing.T) {
+	admitSamples(t, moduleRoot(t), "examples")
+}
+
+// admitSamples admits the Karmada objects of every YAML file under root's dirs, as
+// TestReferenceSamplesAreAccepted describes, and fails when it finds none.
+func admitSamples(t *testing.T, root string, dirs ...string) {
 	var files []string
-	for _, dir := range []string{"karmada-samples", "interpreter-customizations"} {
-		err := filepath.WalkDir(filepath.Join(ref, dir), func(path string, d os.DirEntry, err error) error {
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -46,7 +57,7 @@ func TestReferenceSamplesAreAccepted(t *testing.T) {
 	as := newAdmitters(t)
 	admitted := 0
 	for _, file := range files {
-		rel, _ := filepath.Rel(ref, file)
+		rel, _ := filepath.Rel(root, file)
 		for i, doc := range yamlDocuments(t, file) {
 			jsonDoc, err := yaml.YAMLToJSON(doc)
 			if err != nil {
@@ -93,7 +104,7 @@ func TestReferenceSamplesAreAccepted(t *testing.T) {
 		}
 	}
 	if admitted == 0 {
-		t.Fatalf("found no Karmada objects in the reference samples under %s", ref)
+		t.Fatalf("found no Karmada objects under %s in %v", root, dirs)
 	}
 	t.Logf("admitted %d Karmada objects from %d files", admitted, len(files))
 }

@@ -91,8 +91,8 @@ again on the same data dir keeps every object.`,
   flotilla up --nodes-per-member 5 --node-cpu 16 --node-memory 64Gi
   flotilla up --config stack.yaml
 
-  # Start and apply Karmada's nginx sample (a Deployment, its PropagationPolicy and an OverridePolicy)
-  flotilla up --apply ../shared/reference/karmada-samples/nginx
+  # Start and apply the nginx example (a Deployment, its PropagationPolicy and an OverridePolicy)
+  flotilla up --apply examples/nginx
 
   # Turn on Karmada's policy preemption in the controller manager
   flotilla up --feature-gates=PropagationPolicyPreemption=true

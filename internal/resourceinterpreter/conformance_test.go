@@ -12,12 +12,15 @@ import (
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/interpreter/lua"
+	"github.com/flotilla-io/flotilla/internal/reftest"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter/thirdparty"
 )
 
-// upstream is Karmada's bundle of third-party customizations with its test cases, beside the
-// checkout (as in CI).
-const upstream = "../../../shared/reference/interpreter-customizations"
+// upstreamDir returns Karmada's interpreter bundles with their test cases (../shared beside the
+// checkout); without them the test is skipped (and fails under CI).
+func upstreamDir(t *testing.T) string {
+	return reftest.Shared(t, "reference", "interpreter-customizations")
+}
 
 type kindDir struct {
 	dir   string // relative: group/version/Kind
@@ -89,9 +92,7 @@ func TestBundledCustomizations(t *testing.T) {
 // TestUpstreamCasesWithBundledCustomizations runs Karmada's test cases against Flotilla's own
 // bundled scripts: every kind Karmada bundles must be covered, with the same results.
 func TestUpstreamCasesWithBundledCustomizations(t *testing.T) {
-	if _, err := os.Stat(upstream); err != nil {
-		t.Skipf("skipped: %s is not beside the checkout", upstream)
-	}
+	upstream := upstreamDir(t)
 	in := New(nil)
 	for _, kd := range readKindDirs(t, os.DirFS(upstream)) {
 		t.Run(kd.dir, func(t *testing.T) { runCases(t, in, kd) })
@@ -101,9 +102,7 @@ func TestUpstreamCasesWithBundledCustomizations(t *testing.T) {
 // TestUpstreamScriptsRunUnchanged runs Karmada's own scripts on Flotilla's Lua engine and
 // helper library against their test cases: scripts users bring from Karmada must work.
 func TestUpstreamScriptsRunUnchanged(t *testing.T) {
-	if _, err := os.Stat(upstream); err != nil {
-		t.Skipf("skipped: %s is not beside the checkout", upstream)
-	}
+	upstream := upstreamDir(t)
 	for _, kd := range readKindDirs(t, os.DirFS(upstream)) {
 		t.Run(kd.dir, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(upstream, kd.dir, "customizations.yaml"))

@@ -83,7 +83,6 @@ func (s *stack) mustApply(t *testing.T, member, yaml string) {
 
 func TestPropagation(t *testing.T) {
 	s := startStack(t, 2)
-	shared := sharedDir(t)
 
 	t.Run("members are registered and Ready", func(t *testing.T) {
 		s.waitFor(t, "True True", "", "clusters", "-o", "jsonpath={.items[*].status.conditions[?(@.type=='Ready')].status}")
@@ -96,8 +95,8 @@ func TestPropagation(t *testing.T) {
 		}
 	})
 
-	t.Run("the nginx sample runs in member1 and member2 and reports aggregated status", func(t *testing.T) {
-		s.kubectl("", "apply", "-f", filepath.Join(shared, "reference", "karmada-samples", "nginx"))
+	t.Run("the nginx example runs in member1 and member2 and reports aggregated status", func(t *testing.T) {
+		s.kubectl("", "apply", "-f", exampleDir(t, "nginx"))
 		for _, m := range []string{"member1", "member2"} {
 			s.waitFor(t, "1", m, "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas}")
 		}
@@ -105,8 +104,14 @@ func TestPropagation(t *testing.T) {
 		gen := s.get("", "deploy", "nginx", "-o", "jsonpath={.metadata.generation}")
 		s.waitFor(t, gen, "", "deploy", "nginx", "-o", "jsonpath={.status.observedGeneration}")
 		s.waitFor(t, "True", "", "rb", "nginx-deployment", "-o", "jsonpath={.status.conditions[?(@.type=='FullyApplied')].status}")
-		// The sample's OverridePolicy labels the member2 copy only.
-		s.waitFor(t, "skoala-dev", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+		// The example's OverridePolicy labels the member2 copy and changes its registry, only there.
+		s.waitFor(t, "staging", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+		if got := s.get("member2", "deploy", "nginx", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != "mirror.example.com/nginx:1.27" {
+			t.Errorf("member2's nginx image = %q, want the override's mirror.example.com/nginx:1.27", got)
+		}
+		if got := s.get("member1", "deploy", "nginx", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != "nginx:1.27" {
+			t.Errorf("member1's nginx image = %q, want the template's nginx:1.27", got)
+		}
 		if got := s.get("member1", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}"); got != "" {
 			t.Errorf("member1's nginx got the member2 override: env=%q", got)
 		}
@@ -217,8 +222,22 @@ spec:
 		}
 	})
 
+	t.Run("the divided and cluster-wide examples", func(t *testing.T) {
+		s.kubectl("", "apply", "-f", exampleDir(t, "divided"))
+		s.waitFor(t, "4", "member1", "deploy", "web", "-o", "jsonpath={.spec.replicas}")
+		s.waitFor(t, "2", "member2", "deploy", "web", "-o", "jsonpath={.spec.replicas}")
+		s.kubectl("", "scale", "deploy", "web", "--replicas", "9")
+		s.waitFor(t, "6", "member1", "deploy", "web", "-o", "jsonpath={.spec.replicas}")
+		s.waitFor(t, "3", "member2", "deploy", "web", "-o", "jsonpath={.spec.replicas}")
+		s.kubectl("", "apply", "-f", exampleDir(t, "cluster-wide"))
+		for _, m := range []string{"member1", "member2"} {
+			s.waitFor(t, "clusterrole.rbac.authorization.k8s.io/app-settings-reader", m, "clusterrole", "app-settings-reader", "-o", "name")
+			s.waitFor(t, "info", m, "configmap", "app-settings", "-o", "jsonpath={.data.log-level}")
+		}
+	})
+
 	t.Run("the guestbook sample propagates a CRD and its instances", func(t *testing.T) {
-		base := filepath.Join(shared, "reference", "karmada-samples", "guestbook")
+		base := filepath.Join(sharedDir(t), "reference", "karmada-samples", "guestbook")
 		s.kubectl("", "apply", "-f", filepath.Join(base, "guestbooks-crd.yaml"))
 		s.kubectl("", "wait", "--for=condition=Established", "--timeout=60s", "crd/guestbooks.webapp.my.domain")
 		for _, f := range []string{"guestbooks-clusterpropagationpolicy.yaml", "guestbooks-propagationpolicy.yaml", "guestbooks-overridepolicy.yaml", "guestbook.yaml"} {

@@ -19,7 +19,7 @@ import (
 // everything through a 60 s control-plane outage, and its credentials
 // reach nothing of member1's.
 func TestPullMode(t *testing.T) {
-	sample := filepath.Join(sharedDir(t), "reference", "karmada-samples", "nginx")
+	sample := exampleDir(t, "nginx")
 	s := startStack(t, 2, "--pull-members", "member2", "--apply", sample)
 
 	if got := s.kubectl("", "get", "cluster", "member2", "-o", "jsonpath={.spec.syncMode}"); got != "Pull" {
@@ -39,13 +39,13 @@ func TestPullMode(t *testing.T) {
 	for _, m := range []string{"member1", "member2"} {
 		s.waitFor(t, "1", m, "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas}")
 	}
-	s.waitFor(t, "skoala-dev", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+	s.waitFor(t, "staging", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
 	s.waitFor(t, "2", "", "deploy", "nginx", "-o", "jsonpath={.status.readyReplicas}")
 	s.waitFor(t, "True", "", "work", "-n", "karmada-es-member2", "-o", "jsonpath={.items[0].status.conditions[?(@.type==\"Applied\")].status}")
 
 	// Drift in the member is reverted by the agent.
 	s.kubectl("member2", "label", "deploy", "nginx", "env=edited", "--overwrite")
-	s.waitFor(t, "skoala-dev", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
+	s.waitFor(t, "staging", "member2", "deploy", "nginx", "-o", "jsonpath={.metadata.labels.env}")
 
 	// The agent's credentials: its own Works, nothing of member1's.
 	agentConfig := s.agentKubeconfig("member2")

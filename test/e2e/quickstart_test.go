@@ -5,13 +5,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flotilla-io/flotilla/internal/reftest"
 )
 
-// TestQuickStart is the README's main job: up with Karmada's nginx sample
-// applied, then nginx running in member1 and member2.
+// exampleDir is the repository's examples/<name>.
+func exampleDir(t *testing.T, name string) string {
+	return filepath.Join(reftest.ModuleRoot(t), "examples", name)
+}
+
+// TestQuickStart is the README's main job: up with the nginx example applied,
+// then nginx running in member1 and member2.
 func TestQuickStart(t *testing.T) {
 	s := newStack(t)
-	sample := filepath.Join(sharedDir(t), "reference", "karmada-samples", "nginx")
+	sample := exampleDir(t, "nginx")
 	out := s.flotilla("up", "--detach", "--data-dir", s.dataDir, "--apply", sample)
 	for _, want := range []string{"deployment.apps/nginx serverside-applied", "propagationpolicy.policy.karmada.io/nginx-propagation serverside-applied", "Flotilla is ready", "get deploy nginx"} {
 		if !strings.Contains(out, want) {
