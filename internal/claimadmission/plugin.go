@@ -58,9 +58,15 @@ var permanentIDLabels = map[schema.GroupVersionResource]string{
 
 // Register adds the plugin to an API server's admission plugins.
 func Register(plugins *admission.Plugins) {
-	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Create)}, nil
-	})
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
+}
+
+// New returns the plugin, for kube-apiserver (Register) or, through
+// admissionwebhook.Handler, as a webhook of `flotilla webhook`, where the
+// caller gives it a dynamic client and a REST mapper (SetDynamicClient,
+// SetRESTMapper) and a stop channel (SetDrainedNotification).
+func New() *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create)}
 }
 
 // Plugin is the admission plugin; see the package documentation.

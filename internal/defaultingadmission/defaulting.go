@@ -150,9 +150,13 @@ func specOf(obj client.Object) (map[string]any, error) {
 
 // Register adds the plugin to an API server's admission plugins.
 func Register(plugins *admission.Plugins) {
-	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) {
-		return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}, nil
-	})
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
+}
+
+// New returns the plugin, for kube-apiserver (Register) or, through
+// admissionwebhook.Handler, as a webhook of `flotilla webhook`.
+func New() *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
 }
 
 // Plugin is the admission plugin; see the package documentation.

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/internal/admissionwebhook"
 )
 
 var (
@@ -175,7 +177,7 @@ func TestPluginAdmit(t *testing.T) {
 }
 
 func TestWebhookPatchesTheSameDefaults(t *testing.T) {
-	srv := httptest.NewServer(Handler())
+	srv := httptest.NewServer(admissionwebhook.Handler(New()))
 	defer srv.Close()
 	obj := fhpaObject(t, behaviorWithoutSelectPolicy)
 	raw, err := json.Marshal(obj)

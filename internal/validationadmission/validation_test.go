@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/internal/admissionwebhook"
 )
 
 var cronGR = schema.GroupResource{Group: "autoscaling.karmada.io", Resource: "cronfederatedhpas"}
@@ -73,7 +75,7 @@ func TestValidateIgnoresOtherResources(t *testing.T) {
 }
 
 func TestWebhookAnswersWithTheSameVerdict(t *testing.T) {
-	srv := httptest.NewServer(Handler())
+	srv := httptest.NewServer(admissionwebhook.Handler(New()))
 	defer srv.Close()
 	review := func(obj map[string]any) *admissionv1.AdmissionResponse {
 		raw, _ := json.Marshal(obj)
