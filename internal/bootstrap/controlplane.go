@@ -61,6 +61,25 @@ func EnsureControlPlane(ctx context.Context, cs kubernetes.Interface, server str
 	return nil
 }
 
+// ControlPlaneObjects are the objects EnsureControlPlane writes, as they
+// would be applied: the cluster-info ConfigMap (without the signatures the
+// bootstrapsigner adds) and the bootstrap RBAC. Errors as EnsureControlPlane's.
+func ControlPlaneObjects(server string, caPEM []byte) ([]client.Object, error) {
+	if server == "" || len(caPEM) == 0 {
+		return nil, fmt.Errorf("prepare the control plane for registration: the server URL and the CA certificate are both needed")
+	}
+	if _, err := CACertHash(caPEM); err != nil {
+		return nil, fmt.Errorf("prepare the control plane for registration: %w", err)
+	}
+	kubeconfig, err := clusterInfoKubeconfig(server, caPEM)
+	if err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespacePublic, Name: bootstrapapi.ConfigMapClusterInfo},
+		Data: map[string]string{bootstrapapi.KubeConfigKey: string(kubeconfig)}}
+	return append([]client.Object{cm}, controlPlaneRBAC()...), nil
+}
+
 // clusterInfoKubeconfig is kubeadm's cluster-info content: one unnamed
 // cluster with the server and CA, no users or contexts.
 func clusterInfoKubeconfig(server string, caPEM []byte) ([]byte, error) {

@@ -58,7 +58,7 @@ reports their status back.`,
 	}
 	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
 		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
-		newTokenCommand(), newRegisterCommand(), newUnregisterCommand(), newAgentCommand())
+		newTokenCommand(), newRegisterCommand(), newUnregisterCommand(), newAgentCommand(), newInstallCommand(), newWebhookCommand())
 	// cobra adds these two lazily, when it runs; add them now so that
 	// reportErrorsOnce reaches them too.
 	root.InitDefaultHelpCmd()

@@ -16,11 +16,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/join"
@@ -294,14 +292,7 @@ func (o *UpOptions) runForeground(out io.Writer) error {
 // adapter and Flotilla's controller manager start, and up waits until every
 // Cluster is Ready.
 var PostStartSteps = []localstack.Step{
-	{Name: "Karmada CRDs installed and Established", Run: func(ctx context.Context, s *localstack.Stack) error {
-		cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
-		if err != nil {
-			return err
-		}
-		return controlplane.Bootstrap(ctx, cfg)
-	}},
-	{Name: "control plane ready for Pull-mode registration (kube-public/cluster-info, bootstrap RBAC)", Run: prepareRegistration},
+	{Name: "control plane installed: Karmada CRDs Established, namespaces, component RBAC, Pull-mode registration (kube-public/cluster-info, bootstrap RBAC)", Run: installControlPlane},
 	{Name: "member clusters joined (push mode; pull-mode members register later), with the mcs-api CRDs", Run: joinMembers},
 	// The adapter first, so that the FederatedHPA controller's first syncs
 	// find the control plane's metrics APIs served.
@@ -315,11 +306,11 @@ var PostStartSteps = []localstack.Step{
 	{Name: "every Cluster is Ready", Run: waitClustersReady},
 }
 
-// prepareRegistration lets Pull-mode clusters register with the stack's
-// control plane ('flotilla token create', 'flotilla register'): the
-// cluster-info ConfigMap with the control plane's URL and the stack's CA,
-// and the bootstrap RBAC.
-func prepareRegistration(ctx context.Context, s *localstack.Stack) error {
+// installControlPlane installs the stack's control plane with the code of
+// `flotilla install`: no webhooks (the stack's API server has the admission
+// plugins built in), and Pull-mode registration prepared with the control
+// plane's URL and the stack's CA.
+func installControlPlane(ctx context.Context, s *localstack.Stack) error {
 	cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
 	if err != nil {
 		return err
@@ -328,11 +319,7 @@ func prepareRegistration(ctx context.Context, s *localstack.Stack) error {
 	if err != nil {
 		return fmt.Errorf("read the stack's CA: %w", err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	return bootstrap.EnsureControlPlane(ctx, cs, s.Plan.ControlPlane().Server(), ca)
+	return controlplane.Install(ctx, cfg, controlplane.InstallOptions{Server: s.Plan.ControlPlane().Server(), CAPEM: ca}, nil)
 }
 
 // startMetricsAdapter starts the metrics adapter, when the stack has one,

@@ -1,6 +1,8 @@
 // Package controlplane prepares a Kubernetes API server to be a Flotilla
-// (Karmada-compatible) control plane: it installs the Karmada CRDs and the
-// namespaces Karmada reserves.
+// (Karmada-compatible) control plane (Install: the Karmada CRDs, the
+// namespaces Karmada reserves, the components' RBAC and the registrations of
+// the webhook and the metrics adapter), and holds the scheme of every
+// Karmada group. `flotilla install` and `flotilla up` both use Install.
 package controlplane
 
 import (
@@ -9,13 +11,11 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/flotilla-io/flotilla/api/crds"
@@ -27,21 +27,12 @@ import (
 // that Cluster.spec.secretRef points at).
 var Namespaces = []string{"karmada-system", "karmada-cluster"}
 
-// Bootstrap installs or upgrades every Karmada CRD, waits until each is
-// Established, and creates the reserved namespaces. It is idempotent.
-// Errors name the CRD or namespace that could not be written, or the CRDs
-// not yet Established when ctx ends.
-func Bootstrap(ctx context.Context, cfg *rest.Config) error {
-	ext, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	want, err := crds.All()
-	if err != nil {
-		return err
-	}
-	// Installing in parallel lets the API server overlap the per-CRD work
-	// (storage set-up, OpenAPI publication) of a first start.
+// InstallCRDs installs or upgrades crds in parallel, which lets the API
+// server overlap the per-CRD work (storage set-up, OpenAPI publication) of a
+// first start, and waits until every one is Established (until ctx ends).
+// It is idempotent. Errors name the CRD that could not be written, or those
+// not Established in time.
+func InstallCRDs(ctx context.Context, ext apiextensionsclient.Interface, want []*apiextensionsv1.CustomResourceDefinition) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, crd := range want {
 		g.Go(func() error { return applyCRD(gctx, ext, crd) })
@@ -49,20 +40,7 @@ func Bootstrap(ctx context.Context, cfg *rest.Config) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := waitEstablished(ctx, ext, want); err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	for _, ns := range Namespaces {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", ns, err)
-		}
-	}
-	return nil
+	return waitEstablished(ctx, ext, want)
 }
 
 // MemberCRDGroup is the API group whose CRDs a member needs for what the
@@ -89,18 +67,6 @@ func InstallMemberCRDs(ctx context.Context, cfg *rest.Config) error {
 		}
 	}
 	return InstallCRDs(ctx, ext, want)
-}
-
-// InstallCRDs installs or upgrades crds and waits until every one is
-// Established (until ctx ends). It is idempotent. Errors name the CRD that
-// could not be written, or those not Established in time.
-func InstallCRDs(ctx context.Context, ext apiextensionsclient.Interface, crds []*apiextensionsv1.CustomResourceDefinition) error {
-	for _, crd := range crds {
-		if err := applyCRD(ctx, ext, crd); err != nil {
-			return err
-		}
-	}
-	return waitEstablished(ctx, ext, crds)
 }
 
 func applyCRD(ctx context.Context, ext apiextensionsclient.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
