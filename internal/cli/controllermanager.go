@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -39,6 +41,15 @@ func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
 	fl.BoolVar(&f.opts.LeaderElect, "leader-elect", true, "elect one active replica (a Lease in karmada-system)")
+	f.opts.LeaderElection = controllermanager.LeaderElection{LeaseDuration: new(time.Duration), RenewDeadline: new(time.Duration), RetryPeriod: new(time.Duration)}
+	fl.DurationVar(f.opts.LeaderElection.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"how long the other replicas wait, after the leader last renewed its lease, before one of them takes over")
+	fl.DurationVar(f.opts.LeaderElection.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"how long the leader keeps trying to renew its lease before it stops leading; less than --leader-elect-lease-duration")
+	fl.DurationVar(f.opts.LeaderElection.RetryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"how long replicas wait between attempts to acquire or renew the lease")
+	fl.StringVar(&f.opts.LeaderElection.Namespace, "leader-elect-resource-namespace", "karmada-system",
+		"namespace of the leader-election Lease")
 	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
 	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz; 0 disables")
@@ -77,6 +88,10 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 }
 
 func (f *managerFlags) run(cmd *cobra.Command) error {
+	if le := f.opts.LeaderElection; f.opts.LeaderElect && (*le.RenewDeadline >= *le.LeaseDuration || *le.RetryPeriod <= 0) {
+		return usageError{fmt.Errorf("--leader-elect-renew-deadline (%s) must be less than --leader-elect-lease-duration (%s), and --leader-elect-retry-period (%s) positive",
+			*le.RenewDeadline, *le.LeaseDuration, *le.RetryPeriod)}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	cfg, err := localstack.RESTConfig(f.kubeconfig, f.context)

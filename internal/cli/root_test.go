@@ -61,11 +61,11 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 	}
 	// pflag visits flags sorted by name.
 	want := map[string][]string{
-		"scheduler": {"context", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "metrics-bind-address", "profiling-bind-address"},
+		"scheduler": {"context", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period", "metrics-bind-address", "profiling-bind-address"},
 		"controller-manager": {"cluster-failure-threshold", "cluster-status-update-frequency", "cluster-success-threshold", "context", "controllers", "cronfederatedhpa-missed-run-window", "enable-no-execute-taint-eviction", "enable-taint-manager",
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
 			"feature-gates", "graceful-eviction-timeout", "health-probe-bind-address",
-			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
+			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period", "mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {

@@ -74,16 +74,17 @@ func (o *webhookOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	server := webhook.NewServer(webhook.Options{Host: o.bindAddress, Port: o.securePort, CertDir: o.certDir, CertName: o.certName, KeyName: o.keyName})
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 controlplane.NewScheme(),
-		WebhookServer:          server,
+		WebhookServer:          webhook.NewServer(webhook.Options{Host: o.bindAddress, Port: o.securePort, CertDir: o.certDir, CertName: o.certName, KeyName: o.keyName}),
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.healthAddr,
 	})
 	if err != nil {
 		return fmt.Errorf("start the webhook: %w", err)
 	}
+	// Asking the manager for its webhook server is what makes it serve.
+	server := mgr.GetWebhookServer()
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err

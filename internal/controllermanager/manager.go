@@ -77,6 +77,32 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName}
 
+// LeaderElection holds Karmada's leader-election settings. Durations are
+// pointers so that nil means controller-runtime's defaults, which equal
+// Karmada's (15s, 10s, 2s).
+type LeaderElection struct {
+	// LeaseDuration is how long a lease is valid without renewal: how long
+	// the other replicas wait before taking over from a leader that died
+	// (--leader-elect-lease-duration).
+	LeaseDuration *time.Duration
+	// RenewDeadline is how long the leader keeps retrying to renew before it
+	// gives up leading (--leader-elect-renew-deadline).
+	RenewDeadline *time.Duration
+	// RetryPeriod is the wait between attempts to acquire or renew
+	// (--leader-elect-retry-period).
+	RetryPeriod *time.Duration
+	// Namespace holds the Lease (--leader-elect-resource-namespace;
+	// default karmada-system).
+	Namespace string
+}
+
+func (l LeaderElection) namespace() string {
+	if l.Namespace == "" {
+		return "karmada-system"
+	}
+	return l.Namespace
+}
+
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
 // (--controllers=*,agentcsrapproving).
@@ -93,6 +119,8 @@ type Options struct {
 	// karmada-system/<LeaderElectionID>.
 	LeaderElect      bool
 	LeaderElectionID string
+	// LeaderElection tunes the election (Karmada's --leader-elect-* flags).
+	LeaderElection LeaderElection
 	// MetricsAddr serves Prometheus metrics; "0" disables.
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz; "0" disables.
@@ -489,8 +517,13 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		Scheme:                  controlplane.NewScheme(),
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
-		LeaderElectionNamespace: "karmada-system",
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		LeaderElectionNamespace: o.LeaderElection.namespace(),
+		LeaseDuration:           o.LeaderElection.LeaseDuration,
+		RenewDeadline:           o.LeaderElection.RenewDeadline,
+		RetryPeriod:             o.LeaderElection.RetryPeriod,
+		// A replica that stops on purpose hands the lease over at once.
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.HealthAddr,
 		PprofBindAddress:        o.PprofAddr,
 		Controller:              config.Controller{SkipNameValidation: &o.SkipNameValidation},
