@@ -26,6 +26,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -43,6 +44,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
@@ -209,7 +211,7 @@ func register(ctx context.Context, c client.Client, o Options) error {
 	if cl.Spec.SyncMode != clusterv1alpha1.Pull {
 		return refusal{fmt.Errorf("cluster %s is in %s mode, not Pull: another cluster has the name", o.ClusterName, cl.Spec.SyncMode)}
 	}
-	id, err := clusterID(ctx, o.Member)
+	id, err := join.ClusterID(ctx, o.Member)
 	if err != nil {
 		return fmt.Errorf("read the member's kube-system namespace: %w", err)
 	}
@@ -242,7 +244,7 @@ func register(ctx context.Context, c client.Client, o Options) error {
 	if secretRef != nil {
 		cl.Spec.SecretRef = secretRef
 	}
-	if equalSpec(before, cl) {
+	if equality.Semantic.DeepEqual(before.Spec, cl.Spec) {
 		return nil
 	}
 	if err := c.Patch(ctx, cl, client.MergeFrom(before)); err != nil {

@@ -28,14 +28,6 @@ import (
 	"github.com/flotilla-io/flotilla/internal/join"
 )
 
-func clusterID(ctx context.Context, member *rest.Config) (string, error) {
-	return join.ClusterID(ctx, member)
-}
-
-func equalSpec(a, b *clusterv1alpha1.Cluster) bool {
-	return equality.Semantic.DeepEqual(a.Spec, b.Spec)
-}
-
 // reportCredentials gives the control plane a token for the member, as
 // `flotilla join` does for a Push-mode cluster, in the Secret
 // karmada-cluster/<cluster>, and returns the reference to it.

@@ -161,14 +161,10 @@ already holds, or a cluster that cannot be reached, is refused.`,
 }
 
 func newUnjoinCommand() *cobra.Command {
-	var cp controlPlaneFlags
-	var kubeconfig, context string
-	var orphan bool
-	var wait time.Duration
-	cmd := &cobra.Command{
-		Use:   "unjoin CLUSTER_NAME",
-		Short: "Remove a cluster from the control plane",
-		Long: `Remove a cluster from the control plane, as 'karmadactl unjoin' does: the
+	return newRemoveClusterCommand(removeCluster{
+		use:   "unjoin CLUSTER_NAME",
+		short: "Remove a cluster from the control plane",
+		long: `Remove a cluster from the control plane, as 'karmadactl unjoin' does: the
 Cluster object is deleted, which removes its Works and the objects they put in
 the cluster, and drops the cluster from every placement. unjoin waits up to
 --wait for that, then removes the credentials (and, with --cluster-kubeconfig,
@@ -176,14 +172,43 @@ the service account 'flotilla join' created in the cluster).
 
 --orphan leaves the propagated objects running in the cluster, for handing it
 back to its owners (Karmada always removes them).`,
-		Example: `  flotilla unjoin member4
+		example: `  flotilla unjoin member4
   flotilla unjoin member4 --cluster-kubeconfig ~/.kube/member4.config   # also remove the service account
   flotilla unjoin member4 --orphan     # keep the workloads running in member4`,
+		kubeconfigHelp: "kubeconfig of the cluster, to remove the service account join created there (optional)",
+		done:           "unjoined",
+	})
+}
+
+// removeCluster describes `flotilla unjoin` (Push clusters) or `flotilla
+// unregister` (pull: Pull clusters, whose agent's credentials in the
+// cluster are removed too).
+type removeCluster struct {
+	use, short, long, example, kubeconfigHelp, done string
+	pull                                            bool
+}
+
+// newRemoveClusterCommand builds unjoin and unregister: the Cluster is
+// deleted (join.Unjoin), and with --cluster-kubeconfig what Flotilla put in
+// the cluster to reach it goes too.
+func newRemoveClusterCommand(r removeCluster) *cobra.Command {
+	var cp controlPlaneFlags
+	var kubeconfig, context string
+	var orphan bool
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use: r.use, Short: r.short, Long: r.long, Example: r.example,
 		Args: exactArgs(1, "a cluster name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := cp.client()
 			if err != nil {
 				return err
+			}
+			if r.pull {
+				cl := &clusterv1alpha1.Cluster{}
+				if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, cl); err == nil && cl.Spec.SyncMode != clusterv1alpha1.Pull {
+					return fmt.Errorf("cluster %s is in %s mode: remove it with 'flotilla unjoin %s'", args[0], cl.Spec.SyncMode, args[0])
+				}
 			}
 			o := join.UnjoinOptions{ClusterName: args[0], Orphan: orphan, Wait: wait}
 			if kubeconfig != "" {
@@ -196,15 +221,22 @@ back to its owners (Karmada always removes them).`,
 			if err := join.Unjoin(ctx, c, o); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is unjoined successfully\n", args[0])
+			if r.pull && o.Member != nil && wait > 0 {
+				if err := bootstrap.RemoveAgentCredentials(ctx, o.Member); err != nil {
+					return fmt.Errorf("unregister %s: %w", args[0], err)
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is %s successfully\n", args[0], r.done)
 			return nil
 		},
 	}
 	cp.add(cmd)
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "cluster-kubeconfig", "", "kubeconfig of the cluster, to remove the service account join created there (optional)")
+	f.StringVar(&kubeconfig, "cluster-kubeconfig", "", r.kubeconfigHelp)
 	f.StringVar(&context, "cluster-context", "", "context in --cluster-kubeconfig")
-	f.BoolVar(&orphan, "orphan", false, "leave the propagated objects in the cluster instead of removing them")
+	if !r.pull {
+		f.BoolVar(&orphan, "orphan", false, "leave the propagated objects in the cluster instead of removing them")
+	}
 	f.DurationVar(&wait, "wait", time.Minute, "how long to wait for the cluster's objects to be removed; 0 returns at once and leaves the credentials in place")
 	return cmd
 }
@@ -471,55 +503,20 @@ func context2(cmd *cobra.Command, d time.Duration) (context.Context, context.Can
 }
 
 func newUnregisterCommand() *cobra.Command {
-	var cp controlPlaneFlags
-	var kubeconfig, context string
-	var wait time.Duration
-	cmd := &cobra.Command{
-		Use:   "unregister CLUSTER_NAME",
-		Short: "Remove a Pull-mode cluster from the control plane",
-		Long: `Remove a Pull-mode cluster, as 'karmadactl unregister' does: the Cluster is
+	return newRemoveClusterCommand(removeCluster{
+		use:   "unregister CLUSTER_NAME",
+		short: "Remove a Pull-mode cluster from the control plane",
+		long: `Remove a Pull-mode cluster, as 'karmadactl unregister' does: the Cluster is
 deleted, its agent removes the objects its Works put in the cluster and then
 stops, and the agent's rights on the control plane go with the Cluster. With
 --cluster-kubeconfig the agent's credentials (Secret
 karmada-system/karmada-kubeconfig) and the service account it reported are
 removed from the cluster too, so it can be registered again. Push-mode clusters
 leave with 'flotilla unjoin'.`,
-		Example: `  flotilla unregister edge-1
+		example: `  flotilla unregister edge-1
   flotilla unregister edge-1 --cluster-kubeconfig ~/.kube/edge-1.config   # also clean the cluster`,
-		Args: exactArgs(1, "a cluster name"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cp.client()
-			if err != nil {
-				return err
-			}
-			cl := &clusterv1alpha1.Cluster{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, cl); err == nil && cl.Spec.SyncMode != clusterv1alpha1.Pull {
-				return fmt.Errorf("cluster %s is in %s mode: remove it with 'flotilla unjoin %s'", args[0], cl.Spec.SyncMode, args[0])
-			}
-			o := join.UnjoinOptions{ClusterName: args[0], Wait: wait}
-			if kubeconfig != "" {
-				if o.Member, err = memberConfig(kubeconfig, context); err != nil {
-					return err
-				}
-			}
-			ctx, cancel := context2(cmd, wait+time.Minute)
-			defer cancel()
-			if err := join.Unjoin(ctx, c, o); err != nil {
-				return err
-			}
-			if o.Member != nil && wait > 0 {
-				if err := bootstrap.RemoveAgentCredentials(ctx, o.Member); err != nil {
-					return fmt.Errorf("unregister %s: %w", args[0], err)
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is unregistered successfully\n", args[0])
-			return nil
-		},
-	}
-	cp.add(cmd)
-	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "cluster-kubeconfig", "", "kubeconfig of the cluster, to remove the agent's credentials there (optional)")
-	f.StringVar(&context, "cluster-context", "", "context in --cluster-kubeconfig")
-	f.DurationVar(&wait, "wait", time.Minute, "how long to wait for the cluster's objects to be removed; 0 returns at once and leaves the credentials in place")
-	return cmd
+		kubeconfigHelp: "kubeconfig of the cluster, to remove the agent's credentials there (optional)",
+		done:           "unregistered",
+		pull:           true,
+	})
 }

@@ -1,0 +1,256 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// coldCount is how many templates the cold-start bench propagates before it
+// restarts the controller manager: BENCH_COLD, default 30,000.
+var coldCount = func() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_COLD")); err == nil && v > 0 {
+		return v
+	}
+	return 30000
+}()
+
+// writeCounts sums kube-apiserver's apiserver_request_total for writes
+// (POST, PUT, PATCH, DELETE, APPLY) by resource (with subresource), leaving
+// out leases and events, which every component writes all the time.
+func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
+	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels := map[string]string{}
+		body := line[strings.IndexByte(line, '{')+1 : strings.LastIndexByte(line, '}')]
+		for _, kv := range strings.Split(body, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			labels[k] = strings.Trim(v, `"`)
+		}
+		switch labels["verb"] {
+		case "POST", "PUT", "PATCH", "DELETE", "APPLY":
+		default:
+			continue
+		}
+		if labels["resource"] == "leases" || labels["resource"] == "events" || labels["dry_run"] != "" {
+			continue
+		}
+		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		key := labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		out[key] += v
+	}
+	return out, sc.Err()
+}
+
+// allWrites reads writeCounts of the control plane (key "cp:<resource>")
+// and every member ("memberN:<resource>").
+func (h *harness) allWrites() map[string]float64 {
+	out := map[string]float64{}
+	add := func(prefix string, c kubernetes.Interface) {
+		w, err := writeCounts(c)
+		if err != nil {
+			h.b.Fatalf("read %s's request counts: %v", prefix, err)
+		}
+		for k, v := range w {
+			out[prefix+":"+k] = v
+		}
+	}
+	add("cp", h.cp)
+	for i, m := range h.members {
+		add(fmt.Sprintf("member%d", i+1), m)
+	}
+	return out
+}
+
+func diffWrites(before, after map[string]float64) (total float64, lines []string) {
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			total += d
+			lines = append(lines, fmt.Sprintf("%s %.0f", k, d))
+		}
+	}
+	sort.Strings(lines)
+	return total, lines
+}
+
+// restartControllerManager kills the stack's controller manager (SIGKILL);
+// `flotilla up` starts a new one after its 1 s back-off. It returns when the
+// new process exists, with the kill time and the new process's /proc dir.
+func (h *harness) restartControllerManager() (killed time.Time, proc string) {
+	old := h.controllerManagerProc()
+	pid, _ := strconv.Atoi(filepath.Base(old))
+	if pid == 0 {
+		h.b.Fatal("no controller manager to restart")
+	}
+	killed = time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		h.b.Fatal(err)
+	}
+	h.waitFor("a new controller manager", time.Minute, func() bool {
+		proc = h.controllerManagerProc()
+		return proc != "" && proc != old
+	})
+	return killed, proc
+}
+
+// controllerManagerReadyURL is the controller manager's /readyz, from the
+// stack's ports.json.
+func (h *harness) controllerManagerReadyURL() string {
+	data, err := os.ReadFile(filepath.Join(h.dataDir, "ports.json"))
+	if err != nil {
+		h.b.Fatal(err)
+	}
+	var ports map[string]int
+	if err := json.Unmarshal(data, &ports); err != nil {
+		h.b.Fatalf("ports.json: %v", err)
+	}
+	port := ports["flotilla/controller-manager"]
+	if port == 0 {
+		h.b.Fatalf("ports.json has no flotilla/controller-manager port: %s", data)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
+}
+
+// BenchmarkColdStart restarts the controller manager with BENCH_COLD
+// (30,000) Deployments already propagated to 3 members, and reports how long
+// the new one takes to be ready and to propagate a new template, its peak
+// RSS, and the writes the restart makes (target: none, since every object's
+// state is already right).
+func BenchmarkColdStart(b *testing.B) {
+	h := startHarness(b)
+	h.stopHops()
+	ctx := context.Background()
+	start := time.Now()
+	var made atomic.Int64
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if _, err := h.cp.AppsV1().Deployments(ns).Create(ctx, deployment(fmt.Sprintf("cold-%05d", i)), metav1.CreateOptions{}); err != nil {
+					b.Errorf("create: %v", err)
+				}
+				if n := made.Add(1); n%5000 == 0 {
+					fmt.Fprintf(os.Stderr, "created %d templates in %s\n", n, time.Since(start).Round(time.Second))
+				}
+			}
+		}()
+	}
+	for i := 0; i < coldCount; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	h.waitFor(fmt.Sprintf("%d Deployments in 3 members", coldCount), time.Hour, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		n := 0
+		for _, m := range h.arrived {
+			if len(m) == 3 {
+				n++
+			}
+		}
+		return n >= coldCount
+	})
+	b.Logf("%d templates in every member after %s", coldCount, time.Since(start).Round(time.Second))
+	// Let status reports and the like settle: no write for 15 s.
+	settle := func() map[string]float64 {
+		prev, quiet := h.allWrites(), time.Now()
+		for time.Since(quiet) < 15*time.Second {
+			time.Sleep(3 * time.Second)
+			cur := h.allWrites()
+			if n, _ := diffWrites(prev, cur); n > 0 {
+				quiet = time.Now()
+			}
+			prev = cur
+		}
+		return prev
+	}
+	before := settle()
+	readyURL := h.controllerManagerReadyURL()
+	waitReady := func() time.Time {
+		h.waitFor("the controller manager's /readyz", 10*time.Minute, func() bool {
+			resp, err := http.Get(readyURL)
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		return time.Now()
+	}
+
+	// 1. Restart and count writes until quiet again.
+	killed, proc := h.restartControllerManager()
+	spawned := time.Now()
+	ready := waitReady()
+	after := settle()
+	rss := 0.0
+	if status, err := os.ReadFile(filepath.Join(proc, "status")); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+				rss = kb / 1024
+			}
+		}
+	}
+	writes, lines := diffWrites(before, after)
+	b.Logf("restart 1: ready %s after the kill (%s after the new process started); writes until quiet: %.0f %v; peak RSS %.0f MiB",
+		ready.Sub(killed).Round(100*time.Millisecond), ready.Sub(spawned).Round(100*time.Millisecond), writes, lines, rss)
+
+	// 2. Restart again and propagate a new template as soon as it is ready.
+	killed, _ = h.restartControllerManager()
+	spawned = time.Now()
+	ready = waitReady()
+	h.create("cold-probe")
+	h.waitFor("the probe in 3 members", 10*time.Minute, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.arrived["cold-probe"]) == 3
+	})
+	h.mu.Lock()
+	var last time.Time
+	for _, t := range h.arrived["cold-probe"] {
+		if t.After(last) {
+			last = t
+		}
+	}
+	h.mu.Unlock()
+	b.Logf("restart 2: ready %s after the kill (%s after the new process started); a new template in all 3 members %s after the kill (%s after ready)",
+		ready.Sub(killed).Round(100*time.Millisecond), ready.Sub(spawned).Round(100*time.Millisecond),
+		last.Sub(killed).Round(100*time.Millisecond), last.Sub(ready).Round(100*time.Millisecond))
+	b.ReportMetric(ready.Sub(killed).Seconds(), "s-ready")
+	b.ReportMetric(last.Sub(killed).Seconds(), "s-propagating")
+	b.ReportMetric(writes, "restart-writes")
+	b.ReportMetric(rss, "MiB-peak-RSS")
+}
