@@ -524,9 +524,9 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		// A replica that stops on purpose hands the lease over at once.
 		LeaderElectionReleaseOnCancel: true,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:  o.HealthAddr,
-		PprofBindAddress:        o.PprofAddr,
-		Controller:              config.Controller{SkipNameValidation: &o.SkipNameValidation},
+		HealthProbeBindAddress:        o.HealthAddr,
+		PprofBindAddress:              o.PprofAddr,
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Cache: cache.Options{
 			// managedFields are never read by the controllers and are a
 			// large share of every cached Work and binding.
