@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +45,9 @@ func newComponentCommand() *cobra.Command {
 	return cmd
 }
 
-// runAPIServer splits `--etcd-* flags -- kube-apiserver flags`.
+// runAPIServer splits `--etcd-* flags -- kube-apiserver flags`. Without
+// --etcd-data-dir no etcd is embedded and kube-apiserver's own
+// --etcd-servers reaches an etcd cluster (the Helm chart's).
 func runAPIServer(args []string) int {
 	split := len(args)
 	for i, a := range args {
@@ -55,7 +59,7 @@ func runAPIServer(args []string) int {
 	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
 	var o component.EtcdOptions
 	fs.StringVar(&o.Name, "etcd-name", "default", "etcd member name")
-	fs.StringVar(&o.DataDir, "etcd-data-dir", "", "etcd data directory")
+	fs.StringVar(&o.DataDir, "etcd-data-dir", "", "etcd data directory of the embedded etcd; empty runs none (give kube-apiserver --etcd-servers)")
 	fs.IntVar(&o.ClientPort, "etcd-client-port", 2379, "etcd client port on 127.0.0.1")
 	fs.IntVar(&o.PeerPort, "etcd-peer-port", 2380, "etcd peer port on 127.0.0.1")
 	fs.StringVar(&o.LogFile, "etcd-log-file", "", "etcd log file")
@@ -64,13 +68,13 @@ func runAPIServer(args []string) int {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 2
 	}
-	if o.DataDir == "" {
-		fmt.Fprintln(os.Stderr, "error: --etcd-data-dir is required")
-		return 2
-	}
 	rest := []string{}
 	if split < len(args) {
 		rest = args[split+1:]
+	}
+	if o.DataDir == "" && !slices.ContainsFunc(rest, func(a string) bool { return strings.HasPrefix(a, "--etcd-servers") }) {
+		fmt.Fprintln(os.Stderr, "error: give --etcd-data-dir (an embedded etcd) or kube-apiserver's --etcd-servers after --")
+		return 2
 	}
 	return component.RunAPIServer(o, rest)
 }

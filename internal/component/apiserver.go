@@ -112,9 +112,10 @@ const (
 	ControlPlaneMemoryLimit = 1 << 30
 )
 
-// RunAPIServer starts etcd, then runs kube-apiserver (k8s.io/kubernetes as a
-// library) with apiserverArgs until SIGTERM or SIGINT, then stops etcd.
-// It returns the process exit code.
+// RunAPIServer starts etcd (unless etcd.DataDir is empty: then
+// apiserverArgs' --etcd-servers reach an etcd of their own), then runs
+// kube-apiserver (k8s.io/kubernetes as a library) with apiserverArgs until
+// SIGTERM or SIGINT, then stops etcd. It returns the process exit code.
 func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 	if os.Getenv("GOGC") == "" {
 		// The API server and its etcd share one heap, so every
@@ -129,20 +130,22 @@ func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 			}
 		}
 	}
-	e, err := StartEtcd(etcd)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		return 1
-	}
-	defer e.Close()
-	// Watch for etcd dying underneath the API server: without its store the
-	// API server is useless, so exit and let the supervisor report it.
-	go func() {
-		if err := <-e.Err(); err != nil {
-			fmt.Fprintln(os.Stderr, "error: etcd stopped:", err)
-			os.Exit(1)
+	if etcd.DataDir != "" {
+		e, err := StartEtcd(etcd)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			return 1
 		}
-	}()
+		defer e.Close()
+		// Watch for etcd dying underneath the API server: without its store the
+		// API server is useless, so exit and let the supervisor report it.
+		go func() {
+			if err := <-e.Err(); err != nil {
+				fmt.Fprintln(os.Stderr, "error: etcd stopped:", err)
+				os.Exit(1)
+			}
+		}()
+	}
 	var cmd *cobra.Command
 	if etcd.ControlPlane {
 		cmd = newAPIServerCommand(controlPlanePlugins...)
