@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
@@ -29,7 +30,12 @@ type managerFlags struct {
 	kubeconfig, context string
 	lease               string
 	opts                controllermanager.Options
+	logs                *logsapi.LoggingConfiguration
 }
+
+// DefaultMetricsAddr is where Flotilla's components serve Prometheus
+// metrics unless told otherwise: Karmada's --metrics-bind-address default.
+const DefaultMetricsAddr = ":8080"
 
 // add registers the shared flags; healthAddr is the default probe address,
 // Karmada's for the component (:10357 for karmada-controller-manager,
@@ -39,9 +45,10 @@ func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
 	fl.BoolVar(&f.opts.LeaderElect, "leader-elect", true, "elect one active replica (a Lease in karmada-system)")
-	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
+	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
-	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz; 0 disables")
+	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
+	f.logs = addLoggingFlags(fl)
 	// Karmada's --feature-gates, on component-base's feature gate.
 	gates := features.New()
 	gates.AddFlag(fl)
@@ -77,6 +84,9 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 }
 
 func (f *managerFlags) run(cmd *cobra.Command) error {
+	if err := applyLogging(f.logs); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	cfg, err := localstack.RESTConfig(f.kubeconfig, f.context)
