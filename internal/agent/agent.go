@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -44,8 +43,10 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/execution"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/health"
 	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
@@ -80,8 +81,11 @@ type Options struct {
 	// StatusUpdateFrequency, FailureThreshold and SuccessThreshold are the
 	// cluster status controller's (Karmada's agent flags of the same names).
 	StatusUpdateFrequency, FailureThreshold, SuccessThreshold time.Duration
-	// MetricsAddr and HealthAddr serve Prometheus metrics and
-	// /healthz, /readyz; "0" disables.
+	// MetricsAddr serves Prometheus metrics on /metrics (karmada-agent's:
+	// the cluster gauges and work_sync_workload_duration_seconds, with
+	// controller-runtime's); "0" disables, "" is :8080. HealthAddr serves
+	// /healthz and /readyz (ready once the caches have synced); "0" or ""
+	// disables.
 	MetricsAddr, HealthAddr string
 	// Features are the feature gates; nil means the defaults.
 	Features featuregate.FeatureGate
@@ -183,14 +187,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("set up the execution controller: %w", err)
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		ok := func(*http.Request) error { return nil }
-		if err := mgr.AddHealthzCheck("ping", ok); err != nil {
-			return err
-		}
-		if err := mgr.AddReadyzCheck("ping", ok); err != nil {
+		if err := health.Add(mgr); err != nil {
 			return err
 		}
 	}
+	metrics.RegisterAgent()
 	log.Info("Starting the agent", "executionNamespace", clusterv1alpha1.ExecutionNamespace(o.ClusterName))
 	err = mgr.Start(ctx)
 	if gone.Load() {

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/internal/agent"
@@ -19,6 +20,7 @@ func newAgentCommand() *cobra.Command {
 		o                          agent.Options
 		kubeconfig, context        string
 		karmadaKubeconfig, karmada string
+		logs                       *logsapi.LoggingConfiguration
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --cluster-name NAME --kubeconfig MEMBER_KUBECONFIG",
@@ -42,6 +44,9 @@ running what it has, nothing is deleted, and the agent catches up when it return
     --cluster-region eu-west-1 --cluster-zones eu-west-1a --report-secrets None`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyLogging(logs); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			member, err := localstack.RESTConfig(kubeconfig, context)
@@ -72,8 +77,9 @@ running what it has, nothing is deleted, and the agent catches up when it return
 	fl.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency, "how often the member is probed for the Cluster's status (and its Lease renewed)")
 	fl.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", cluster.DefaultFailureThreshold, "how long the member must keep failing its probes before Ready turns False")
 	fl.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", cluster.DefaultSuccessThreshold, "how long the member must keep passing its probes before Ready turns True again")
-	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
-	fl.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz; 0 disables")
+	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
+	fl.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
+	logs = addLoggingFlags(fl)
 	gates := features.New()
 	gates.AddFlag(fl)
 	o.Features = gates

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
@@ -31,7 +32,12 @@ type managerFlags struct {
 	kubeconfig, context string
 	lease               string
 	opts                controllermanager.Options
+	logs                *logsapi.LoggingConfiguration
 }
+
+// DefaultMetricsAddr is where Flotilla's components serve Prometheus
+// metrics unless told otherwise: Karmada's --metrics-bind-address default.
+const DefaultMetricsAddr = ":8080"
 
 // add registers the shared flags; healthAddr is the default probe address,
 // Karmada's for the component (:10357 for karmada-controller-manager,
@@ -50,9 +56,10 @@ func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
 		"how long replicas wait between attempts to acquire or renew the lease")
 	fl.StringVar(&f.opts.LeaderElection.Namespace, "leader-elect-resource-namespace", "karmada-system",
 		"namespace of the leader-election Lease")
-	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", "0", "address for Prometheus metrics, e.g. :8080; 0 disables")
+	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
-	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz; 0 disables")
+	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
+	f.logs = addLoggingFlags(fl)
 	// Karmada's --feature-gates, on component-base's feature gate.
 	gates := features.New()
 	gates.AddFlag(fl)
@@ -91,6 +98,9 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 	if le := f.opts.LeaderElection; f.opts.LeaderElect && (*le.RenewDeadline >= *le.LeaseDuration || *le.RetryPeriod <= 0) {
 		return usageError{fmt.Errorf("--leader-elect-renew-deadline (%s) must be less than --leader-elect-lease-duration (%s), and --leader-elect-retry-period (%s) positive",
 			*le.RenewDeadline, *le.LeaseDuration, *le.RetryPeriod)}
+	}
+	if err := applyLogging(f.logs); err != nil {
+		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,17 +61,50 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 		return names
 	}
 	// pflag visits flags sorted by name.
+	logging := []string{"log-flush-frequency", "log-json-info-buffer-size", "log-json-split-stream", "log-text-info-buffer-size", "log-text-split-stream", "logging-format"}
 	want := map[string][]string{
-		"scheduler": {"context", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period", "metrics-bind-address", "profiling-bind-address"},
-		"controller-manager": {"cluster-failure-threshold", "cluster-status-update-frequency", "cluster-success-threshold", "context", "controllers", "cronfederatedhpa-missed-run-window", "enable-no-execute-taint-eviction", "enable-taint-manager",
+		"scheduler": slices.Concat([]string{"context", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period"}, logging,
+			[]string{"metrics-bind-address", "profiling-bind-address", "v", "vmodule"}),
+		"controller-manager": slices.Concat([]string{"cluster-failure-threshold", "cluster-status-update-frequency", "cluster-success-threshold", "context", "controllers", "cronfederatedhpa-missed-run-window", "enable-no-execute-taint-eviction", "enable-taint-manager",
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
 			"feature-gates", "graceful-eviction-timeout", "health-probe-bind-address",
-			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period", "mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces"},
+			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period"},
+			logging, []string{"mcs-lb-pool", "metrics-bind-address", "profiling-bind-address", "skipped-propagating-namespaces", "v", "vmodule"}),
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {
 			t.Errorf("flotilla %s flags (-want +got):\n%s", use, diff)
 		}
+	}
+}
+
+func TestComponentsServeMetricsProbesAndJSONLogsByDefaultAsKarmada(t *testing.T) {
+	// Karmada's defaults: metrics on :8080; probes on :10357
+	// (karmada-controller-manager, karmada-agent) and :10351
+	// (karmada-scheduler); logs in text unless --logging-format=json.
+	want := map[string]map[string]string{
+		"controller-manager": {"metrics-bind-address": ":8080", "health-probe-bind-address": ":10357", "logging-format": "text"},
+		"scheduler":          {"metrics-bind-address": ":8080", "health-probe-bind-address": ":10351", "logging-format": "text"},
+		"agent":              {"metrics-bind-address": ":8080", "health-probe-bind-address": ":10357", "logging-format": "text"},
+	}
+	for _, c := range NewRootCommand().Commands() {
+		flags, ok := want[c.Name()]
+		if !ok {
+			continue
+		}
+		delete(want, c.Name())
+		for name, def := range flags {
+			f := c.Flags().Lookup(name)
+			if f == nil || f.DefValue != def {
+				t.Errorf("flotilla %s --%s: got %+v, want default %q", c.Name(), name, f, def)
+			}
+		}
+		if f := c.Flags().Lookup("logging-format"); f == nil || !strings.Contains(f.Usage, `"json"`) {
+			t.Errorf("flotilla %s --logging-format does not offer json: %+v", c.Name(), f)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("commands not found: %v", want)
 	}
 }
 

@@ -439,6 +439,10 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 	}
 	fmt.Fprintf(out, "\nFlotilla is ready in %.1fs: a control plane and %d %s.\n", s.Elapsed().Seconds(), len(p.Members()), kind)
 	fmt.Fprintf(out, "Logs are in %s.\n", p.LogDir())
+	// Prometheus metrics, Karmada's names (README, "Metrics, health and logs").
+	for _, comp := range flotillaComponents(p) {
+		fmt.Fprintf(out, "metrics: %s %s\n", comp.Name, comp.MetricsURL)
+	}
 	fmt.Fprintf(out, "Feature gates: %s (the local stack turns on MultiClusterService, alpha in Karmada; --feature-gates=MultiClusterService=false turns it off).\n",
 		s.Plan.FeatureGates)
 	fmt.Fprintf(out, "MultiClusterServices of type LoadBalancer get addresses from %s (the local provider: nothing forwards to them).\n\n", localstack.MCSLoadBalancerPool)
@@ -519,6 +523,18 @@ func (o *UpOptions) runDetached(out io.Writer) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// flotillaComponents are the stack's Flotilla components that serve
+// metrics: the controller manager and each Pull-mode member's agent.
+func flotillaComponents(p *localstack.Plan) []localstack.Component {
+	comps := []localstack.Component{p.ControllerManager}
+	for _, m := range p.Members() {
+		if m.Agent.MetricsURL != "" {
+			comps = append(comps, m.Agent)
+		}
+	}
+	return comps
 }
 
 func countBare(p *localstack.Plan) int {

@@ -7,7 +7,6 @@ package controllermanager
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,9 +61,11 @@ import (
 	"github.com/flotilla-io/flotilla/internal/fastpath"
 	"github.com/flotilla-io/flotilla/internal/features"
 	hpa "github.com/flotilla-io/flotilla/internal/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/health"
 	"github.com/flotilla-io/flotilla/internal/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
@@ -121,9 +122,12 @@ type Options struct {
 	LeaderElectionID string
 	// LeaderElection tunes the election (Karmada's --leader-elect-* flags).
 	LeaderElection LeaderElection
-	// MetricsAddr serves Prometheus metrics; "0" disables.
+	// MetricsAddr serves Prometheus metrics on /metrics (Karmada's metric
+	// names, package metrics, with controller-runtime's); "0" disables, ""
+	// is controller-runtime's default, :8080.
 	MetricsAddr string
-	// HealthAddr serves /healthz and /readyz; "0" disables.
+	// HealthAddr serves /healthz and /readyz (ready once the informer
+	// caches have synced, package health); "0" or "" disables.
 	HealthAddr string
 	// PprofAddr serves Go's /debug/pprof; "" or "0" disables.
 	PprofAddr string
@@ -225,12 +229,18 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := mgr.AddHealthzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
-			return fmt.Errorf("add health check: %w", err)
+		if err := health.Add(mgr); err != nil {
+			return err
 		}
-		if err := mgr.AddReadyzCheck("ping", func(_ *http.Request) error { return nil }); err != nil {
-			return fmt.Errorf("add readiness check: %w", err)
-		}
+	}
+	// Karmada's metric sets, as its components serve them: the scheduler's
+	// where it runs, the controller manager's where any other controller
+	// does.
+	if shared.on["scheduler"] {
+		metrics.RegisterScheduler()
+	}
+	if slices.ContainsFunc(shared.enabledNames(), func(n string) bool { return n != "scheduler" }) {
+		metrics.RegisterControllerManager()
 	}
 	return mgr.Start(ctx)
 }
@@ -371,12 +381,12 @@ var builders = []builder{
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
-		metrics, err := newMetricsClient(s.mgr, cfg.SyncPeriod)
+		pulls, err := newMetricsClient(s.mgr, cfg.SyncPeriod)
 		if err != nil {
 			return nil, err
 		}
 		return []setup{&federatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(), Members: s.members,
-			Recommender: hpa.NewRecommender(metrics, cfg, nil), SyncPeriod: cfg.SyncPeriod,
+			Recommender: hpa.NewRecommender(federatedhpa.TimedPulls(pulls), cfg, nil), SyncPeriod: cfg.SyncPeriod,
 			Recorder: s.mgr.GetEventRecorderFor("federatedHPA-controller")}}, nil
 	}},
 	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {

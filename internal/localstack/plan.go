@@ -67,6 +67,9 @@ type Component struct {
 	// HealthURL is polled (with the admin client certificate) until it
 	// answers 200; empty for components without an endpoint (kwok).
 	HealthURL string
+	// MetricsURL is where a Flotilla component (controller manager,
+	// agent) serves Prometheus metrics; empty for the others.
+	MetricsURL string
 }
 
 // ClusterPlan is one Kubernetes cluster of the stack: the control plane or a member.
@@ -157,28 +160,9 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		return nil, err
 	}
 	p.Clusters = append(p.Clusters, cp)
-	cmPort, err := ports.Port("flotilla/controller-manager")
+	cmPort, err := ports.Port(ControllerManagerHealthPort)
 	if err != nil {
 		return nil, err
-	}
-	cmArgs := []string{"controller-manager",
-		"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
-		// One replica: no election, so a restart resumes at once.
-		"--leader-elect=false",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", cmPort),
-	}
-	cmArgs = append(cmArgs, "--feature-gates="+cfg.EffectiveFeatureGates(), "--mcs-lb-pool="+MCSLoadBalancerPool)
-	// --controllers is a list flag: a second one would add to this one
-	// rather than replace it, so an explicit one is left alone.
-	if !slices.ContainsFunc(cfg.ControllerManagerArgs, func(a string) bool { return strings.HasPrefix(a, "--controllers") }) {
-		cmArgs = append(cmArgs, "--controllers="+FlotillaControllers)
-	}
-	p.ControllerManager = Component{
-		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
-		// Extra flags last, so that they win.
-		Args:      append(cmArgs, cfg.ControllerManagerArgs...),
-		LogFile:   filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
-		HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", cmPort),
 	}
 	if slices.ContainsFunc(cfg.Members, func(m MemberConfig) bool { return !m.Bare }) {
 		if cp.MetricsAdapterPort, err = ports.Port("flotilla/metrics-adapter"); err != nil {
@@ -197,26 +181,91 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 			HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.MetricsAdapterPort),
 		}
 	}
+	agentPorts := map[string]int{}
 	for i := range cfg.Members {
 		m, err := p.cluster(cfg.Members[i].Name, &cfg.Members[i], ports)
 		if err != nil {
 			return nil, err
 		}
 		if m.Member.Pull {
-			port, err := ports.Port(m.Name + "/" + KindAgent)
-			if err != nil {
+			if agentPorts[m.Name], err = ports.Port(AgentHealthPort(m.Name)); err != nil {
 				return nil, err
-			}
-			m.Agent = Component{Name: m.Name + "/" + KindAgent, Cluster: m.Name, Kind: KindAgent,
-				Args: []string{"agent", "--cluster-name=" + m.Name, "--kubeconfig=" + m.Kubeconfig,
-					fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", port), "--feature-gates=" + p.FeatureGates},
-				LogFile:   filepath.Join(p.LogDir(), m.Name+"-"+KindAgent+".log"),
-				HealthURL: fmt.Sprintf("http://127.0.0.1:%d/readyz", port),
 			}
 		}
 		p.Clusters = append(p.Clusters, m)
 	}
+	// The metrics ports come last, so that adding them moved no other
+	// component's port in existing plans.
+	cmMetrics, err := ports.Port(ControllerManagerMetricsPort)
+	if err != nil {
+		return nil, err
+	}
+	p.ControllerManager = p.flotillaControllerManager(cfg, cmPort, cmMetrics)
+	for _, m := range p.Members() {
+		if !m.Member.Pull {
+			continue
+		}
+		metricsPort, err := ports.Port(AgentMetricsPort(m.Name))
+		if err != nil {
+			return nil, err
+		}
+		m.Agent = p.agent(m, agentPorts[m.Name], metricsPort)
+	}
 	return p, nil
+}
+
+// Keys of ports.json for the Flotilla components' endpoints: /healthz and
+// /readyz on one port, /metrics on another, both on 127.0.0.1.
+const (
+	ControllerManagerHealthPort  = "flotilla/controller-manager"
+	ControllerManagerMetricsPort = "flotilla/controller-manager-metrics"
+)
+
+// AgentHealthPort is the ports.json key of the probe port of a Pull-mode
+// member's agent: one per member, so agents never share one.
+func AgentHealthPort(member string) string { return member + "/" + KindAgent }
+
+// AgentMetricsPort is the ports.json key of the metrics port of a
+// Pull-mode member's agent.
+func AgentMetricsPort(member string) string { return member + "/" + KindAgent + "-metrics" }
+
+// flotillaControllerManager is `flotilla controller-manager` against the
+// control plane, probed on healthPort and serving metrics on metricsPort.
+func (p *Plan) flotillaControllerManager(cfg *Config, healthPort, metricsPort int) Component {
+	args := []string{"controller-manager",
+		"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
+		// One replica: no election, so a restart resumes at once.
+		"--leader-elect=false",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort),
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+	}
+	args = append(args, "--feature-gates="+cfg.EffectiveFeatureGates(), "--mcs-lb-pool="+MCSLoadBalancerPool)
+	// --controllers is a list flag: a second one would add to this one
+	// rather than replace it, so an explicit one is left alone.
+	if !slices.ContainsFunc(cfg.ControllerManagerArgs, func(a string) bool { return strings.HasPrefix(a, "--controllers") }) {
+		args = append(args, "--controllers="+FlotillaControllers)
+	}
+	return Component{
+		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
+		// Extra flags last, so that they win.
+		Args:       append(args, cfg.ControllerManagerArgs...),
+		LogFile:    filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
+		HealthURL:  fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort),
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+	}
+}
+
+// agent is the `flotilla agent` of Pull-mode member m.
+func (p *Plan) agent(m *ClusterPlan, healthPort, metricsPort int) Component {
+	return Component{Name: m.Name + "/" + KindAgent, Cluster: m.Name, Kind: KindAgent,
+		Args: []string{"agent", "--cluster-name=" + m.Name, "--kubeconfig=" + m.Kubeconfig,
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort),
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			"--feature-gates=" + p.FeatureGates},
+		LogFile:    filepath.Join(p.LogDir(), m.Name+"-"+KindAgent+".log"),
+		HealthURL:  fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort),
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+	}
 }
 
 func (p *Plan) cluster(name string, member *MemberConfig, ports PortAllocator) (*ClusterPlan, error) {
@@ -427,6 +476,9 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		fmt.Fprintf(w, "%s%s\n", indent, comp.Kind)
 		if comp.HealthURL != "" {
 			fmt.Fprintf(w, "%s  health: %s\n", indent, comp.HealthURL)
+		}
+		if comp.MetricsURL != "" {
+			fmt.Fprintf(w, "%s  metrics: %s\n", indent, comp.MetricsURL)
 		}
 		fmt.Fprintf(w, "%s  log:    %s\n", indent, comp.LogFile)
 		n := 1

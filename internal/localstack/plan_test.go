@@ -183,3 +183,63 @@ func contains(args []string, want string) bool {
 	}
 	return false
 }
+
+func TestFlotillaComponentsServeMetricsAndProbesOnPortsOfTheirOwn(t *testing.T) {
+	c := &Config{DataDir: "/data", Members: []MemberConfig{DefaultMember(1, defaults), DefaultMember(2, defaults), DefaultMember(3, defaults)}}
+	c.Members[1].Pull, c.Members[2].Pull = true, true
+	c.Complete(defaults)
+	ports := &SequentialPorts{Next: 31000}
+	p, err := BuildPlan(c, ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flotilla := []Component{p.ControllerManager, p.Members()[1].Agent, p.Members()[2].Agent}
+	seen := map[int]string{}
+	for key, port := range ports.chosen {
+		seen[port] = key
+	}
+	if len(seen) != len(ports.chosen) {
+		t.Errorf("ports handed out twice: %v", ports.chosen)
+	}
+	for _, comp := range flotilla {
+		health, metrics := flagPort(t, comp, "--health-probe-bind-address"), flagPort(t, comp, "--metrics-bind-address")
+		if health == metrics {
+			t.Errorf("%s probes and metrics share port %d", comp.Name, health)
+		}
+		if want := fmt.Sprintf("http://127.0.0.1:%d/readyz", health); comp.HealthURL != want {
+			t.Errorf("%s HealthURL = %q, want %q", comp.Name, comp.HealthURL, want)
+		}
+		if want := fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics); comp.MetricsURL != want {
+			t.Errorf("%s MetricsURL = %q, want %q", comp.Name, comp.MetricsURL, want)
+		}
+	}
+	want := map[string]string{
+		ControllerManagerHealthPort: p.ControllerManager.HealthURL, ControllerManagerMetricsPort: p.ControllerManager.MetricsURL,
+		AgentHealthPort("member2"): p.Members()[1].Agent.HealthURL, AgentMetricsPort("member2"): p.Members()[1].Agent.MetricsURL,
+		AgentHealthPort("member3"): p.Members()[2].Agent.HealthURL, AgentMetricsPort("member3"): p.Members()[2].Agent.MetricsURL,
+	}
+	for key, url := range want {
+		if port, ok := ports.chosen[key]; !ok || !strings.Contains(url, fmt.Sprintf(":%d/", port)) {
+			t.Errorf("ports.json key %s (port %d, recorded %v) is not the port of %s", key, port, ok, url)
+		}
+	}
+	if p.Members()[0].Agent.Kind != "" || p.Members()[0].Agent.MetricsURL != "" {
+		t.Errorf("a Push member has an agent: %+v", p.Members()[0].Agent)
+	}
+}
+
+// flagPort returns the port of comp's flag, which must bind 127.0.0.1.
+func flagPort(t *testing.T, comp Component, flag string) int {
+	t.Helper()
+	for _, a := range comp.Args {
+		if v, ok := strings.CutPrefix(a, flag+"=127.0.0.1:"); ok {
+			var port int
+			if _, err := fmt.Sscan(v, &port); err != nil {
+				t.Fatalf("%s %s: %v", comp.Name, a, err)
+			}
+			return port
+		}
+	}
+	t.Fatalf("%s has no %s on 127.0.0.1: %v", comp.Name, flag, comp.Args)
+	return 0
+}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -72,7 +73,19 @@ type Input struct {
 	// that eviction can be graceful: a cluster in Previous then keeps the resource through a
 	// NoExecute taint here. Off, such a cluster is dropped by the scheduler itself.
 	TaintManagerEvicts bool
+
+	// StepTimer, if set, is told how long each step of the algorithm took, per affinity term
+	// tried: "Filter" (the filters), "Select" (capacity estimates and spread constraints) and
+	// "AssignReplicas" (replicaScheduling), Karmada's scheduleStep names. Nil reads no clock.
+	StepTimer func(step string, d time.Duration)
 }
+
+// The steps StepTimer is told about.
+const (
+	StepFilter         = "Filter"
+	StepSelect         = "Select"
+	StepAssignReplicas = "AssignReplicas"
+)
 
 // Decision is the outcome of scheduling one binding.
 type Decision struct {
@@ -173,7 +186,9 @@ func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster,
 	if err != nil {
 		return nil, err
 	}
+	watch := p.stopwatch()
 	feasible, rejections := p.filter(matcher)
+	watch.lap(StepFilter)
 	if len(feasible) == 0 {
 		return nil, &NoClusterFitError{Total: len(p.clusters), AffinityName: term.name, Rejections: rejections}
 	}
@@ -191,10 +206,38 @@ func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster,
 			return nil, err
 		}
 	}
+	watch.lap(StepSelect)
 	if len(selected) == 0 {
 		return nil, unschedulable("spreadConstraints: no cluster selected")
 	}
-	return p.assign(selected)
+	clusters, err := p.assign(selected)
+	watch.lap(StepAssignReplicas)
+	return clusters, err
+}
+
+// stopwatch times the steps of one term for Input.StepTimer.
+type stopwatch struct {
+	timer func(step string, d time.Duration)
+	last  time.Time
+}
+
+// stopwatch starts timing; without a StepTimer it reads no clock.
+func (p *problem) stopwatch() stopwatch {
+	w := stopwatch{timer: p.in.StepTimer}
+	if w.timer != nil {
+		w.last = time.Now()
+	}
+	return w
+}
+
+// lap tells the StepTimer that step took the time since the previous lap.
+func (w *stopwatch) lap(step string) {
+	if w.timer == nil {
+		return
+	}
+	now := time.Now()
+	w.timer(step, now.Sub(w.last))
+	w.last = now
 }
 
 // affinityTerm is one group of clusters to try: placement.clusterAffinity, or one term of

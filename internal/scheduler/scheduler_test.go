@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -428,6 +429,53 @@ func TestConditionReason(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ConditionReason(tc.err); got != tc.want {
 				t.Errorf("ConditionReason(%v) = %s, want %s", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStepTimerIsToldEachStepOfEachTermTried(t *testing.T) {
+	members := clusters(cluster("member1"), cluster("member2").notReady())
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want []string
+	}{
+		{
+			name: "a term that schedules goes through every step",
+			in:   Input{Replicas: 2, Clusters: members},
+			want: []string{StepFilter, StepSelect, StepAssignReplicas},
+		},
+		{
+			name: "a term no cluster fits stops after the filters",
+			in: Input{Replicas: 2, Clusters: members, Placement: &policyv1alpha1.Placement{
+				ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}}},
+			want: []string{StepFilter},
+		},
+		{
+			name: "each clusterAffinities term tried is timed",
+			in: Input{Replicas: 2, Clusters: members, Placement: &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+				{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}},
+				{AffinityName: "backup", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}},
+			}}},
+			want: []string{StepFilter, StepFilter, StepSelect, StepAssignReplicas},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			tc.in.Resource = deployment
+			tc.in.StepTimer = func(step string, d time.Duration) {
+				if d < 0 {
+					t.Errorf("step %s took %v", step, d)
+				}
+				got = append(got, step)
+			}
+			_, err := Decide(tc.in)
+			if scheduled := tc.want[len(tc.want)-1] == StepAssignReplicas; scheduled != (err == nil) {
+				t.Fatalf("Decide: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("steps timed (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
@@ -167,15 +168,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: r.lagBackoff().When(req)}, nil
 	}
 	r.lagBackoff().Forget(req)
+	start := time.Now()
 	ops, cops, clusters, err := r.overrideInputs(ctx, b.GetNamespace())
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("list override inputs of binding %s: %w", req, err)
+		err = fmt.Errorf("list override inputs of binding %s: %w", req, err)
+		metrics.ObserveBindingSyncWork(err, time.Since(start))
+		return ctrl.Result{}, err
 	}
 	renderings := r.render(ctx, tmpl, b, clusters, ops, cops)
 	syncErr := r.writeWorks(ctx, b, id, renderings)
 	log.FromContext(ctx).V(1).Info("Rendered Works", "binding", klog.KObj(b), "clusters", renderedClusters(renderings), "err", syncErr)
 	if errors.Is(syncErr, errStaleCache) {
-		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil
+		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil // a retry, not a sync
 	}
 	// Karmada's SyncWorkSucceed/SyncWorkFailed, on the binding and its
 	// template, when the outcome changes.
@@ -195,6 +199,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Events.Outcome(syncWork, outcome, "Sync work of "+binding.Ref(b)+" successful.", b, tmpl)
 	}
 	if syncErr != nil {
+		if !apierrors.IsConflict(syncErr) {
+			metrics.ObserveBindingSyncWork(errors.Join(outcome, syncErr), time.Since(start))
+		}
 		return ctrl.Result{}, syncErr
 	}
 	keep := keepNamespaces(binding.Targets(spec))
@@ -204,6 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		keep[clusterv1alpha1.ExecutionNamespace(c)] = true
 	}
 	_, err = r.deleteWorks(ctx, id, keep)
+	metrics.ObserveBindingSyncWork(errors.Join(outcome, err), time.Since(start))
 	return ctrl.Result{}, err
 }
 

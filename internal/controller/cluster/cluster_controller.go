@@ -32,6 +32,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 )
 
 // Finalizer holds a Cluster until its execution namespace, and with it every
@@ -132,11 +133,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		if r.Agent != "" {
-			if req.Name == r.Agent && r.OnGone != nil {
-				r.OnGone()
+			if req.Name == r.Agent {
+				metrics.ForgetCluster(req.Name)
+				if r.OnGone != nil {
+					r.OnGone()
+				}
 			}
 			return ctrl.Result{}, nil
 		}
+		metrics.ForgetCluster(req.Name)
 		r.Members.Forget(req.Name)
 		// A Pull-mode cluster's agent loses its rights with its Cluster
 		// (nothing to do for other clusters: the objects do not exist).
@@ -183,6 +188,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // Ready condition held behind the thresholds, the condition taints (not
 // in an agent) and the status.
 func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
+	start := time.Now()
+	defer func() { metrics.ObserveClusterSyncStatus(cluster.Name, time.Since(start)) }()
 	status := r.observe(ctx, cluster)
 	if c := readyOf(status); c != nil && c.Status == metav1.ConditionTrue {
 		if err := r.renewLease(ctx, cluster.Name); err != nil {
@@ -216,7 +223,8 @@ func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluste
 // write records status and, on the control plane, the condition taints
 // that follow from it. Both writes carry the resourceVersion read: a
 // decision made on a stale cached Cluster (one that does not show the last
-// Ready change yet) must not undo that change; a conflict requeues.
+// Ready change yet) must not undo that change; a conflict requeues. The
+// cluster's gauges (cluster_ready_state, ...) follow what was written.
 func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster, status clusterv1alpha1.ClusterStatus) (ctrl.Result, error) {
 	if r.Agent == "" {
 		if err := r.taint(ctx, cluster, &status); apierrors.IsConflict(err) {
@@ -234,6 +242,7 @@ func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster
 			return ctrl.Result{}, fmt.Errorf("write status of Cluster %s: %w", cluster.Name, err)
 		}
 	}
+	metrics.RecordClusterStatus(cluster.Name, &cluster.Status)
 	return ctrl.Result{}, nil
 }
 

@@ -38,6 +38,7 @@ import (
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 )
@@ -128,7 +129,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // and arms the timer for the next run.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	start := r.Clock.Now()
-	defer func() { processDuration.WithLabelValues(result(err)).Observe(r.Clock.Since(start).Seconds()) }()
+	defer func() { metrics.ObserveCronFederatedHPAProcess(err, r.Clock.Since(start)) }()
 	obj := &autoscalingv1alpha1.CronFederatedHPA{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -231,7 +232,7 @@ func (r *Reconciler) run(ctx context.Context, obj *autoscalingv1alpha1.CronFeder
 	start := r.Clock.Now()
 	applied, err := r.apply(ctx, obj, rule)
 	now := r.Clock.Now()
-	ruleDuration.WithLabelValues(result(err)).Observe(now.Sub(start).Seconds())
+	metrics.ObserveCronFederatedHPARule(err, now.Sub(start))
 	klog.FromContext(ctx).V(1).Info("Ran CronFederatedHPA rule", "cronFederatedHPA", klog.KObj(obj), "rule", rule.Name,
 		"scheduleTime", scheduled, "late", start.Sub(scheduled), "took", now.Sub(start), "err", err)
 	if err != nil {

@@ -3,40 +3,15 @@ package detector
 import (
 	"context"
 
-	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/flotilla-io/flotilla/api/events"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 )
-
-// Values of the result label of preemptionTotal.
-const (
-	preemptionSucceeded = "success"
-	preemptionFailed    = "failed"
-)
-
-// preemptionTotal counts preemptions, by result: "success" once per
-// template taken from one policy by another, "failed" once per attempt
-// that failed other than by a race a retry settles (an optimistic-lock
-// conflict, the template deleted meanwhile). It is Karmada's
-// policy_preemption_total, served on the controller manager's
-// --metrics-bind-address (controller-runtime's registry).
-var preemptionTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "policy_preemption_total",
-	Help: "Number of policy preemptions of resource templates, by result: success, or failed (attempts that failed).",
-}, []string{"result"})
-
-func init() {
-	metrics.Registry.MustRegister(preemptionTotal)
-	// Both series exist from the start, at zero.
-	preemptionTotal.WithLabelValues(preemptionSucceeded)
-	preemptionTotal.WithLabelValues(preemptionFailed)
-}
 
 // preemptPolicy is the operation whose events a preemption raises.
 var preemptPolicy = eventrecord.Operation{Succeed: events.PreemptPolicySucceed, Failed: events.PreemptPolicyFailed}
@@ -50,12 +25,10 @@ func (d *Detector) reportPreemption(ctx context.Context, tmpl *unstructured.Unst
 		return
 	}
 	from, to := dec.preempted.String(), dec.policy.claim.String()
-	result := preemptionSucceeded
 	if err != nil {
-		result = preemptionFailed
 		err = preemptionError{to: to, from: from, err: err}
 	}
-	preemptionTotal.WithLabelValues(result).Inc()
+	metrics.CountPolicyPreemption(err)
 	klog.FromContext(ctx).V(1).Info("Preemption", "template", klog.KObj(tmpl), "kind", tmpl.GetKind(), "policy", to, "preempted", from, "err", err)
 	d.Events.Happened(preemptPolicy, err, to+" preempted "+from+" and now claims the template", tmpl)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,6 +24,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/features"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/template"
@@ -54,6 +56,7 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 		obj = obj.DeepCopy()
 		obj.SetGroupVersionKind(w.gvk)
 	}
+	start := time.Now()
 	pps, cpps, err := d.policies(ctx, obj.GetNamespace(), w.namespaced)
 	if err != nil {
 		return err
@@ -62,11 +65,14 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	if err != nil || dec == nil {
 		return err
 	}
+	matched := time.Now()
+	metrics.ObserveMatchPolicy(matched.Sub(start))
 	claimed, err := d.writeClaim(ctx, obj, dec.policy.claim)
 	if dec.preempted != nil {
 		d.reportPreemption(ctx, obj, dec, err)
 	}
 	if err != nil {
+		observeApplyPolicy(err, matched)
 		return err
 	}
 	if dec.policy.spec.ActivationPreference == policyv1alpha1.LazyActivation && !d.changes.changedSince(key, dec.policy.obj.GetUID()) {
@@ -76,16 +82,35 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 		// policy that no longer holds the template) and the template's
 		// version, and keeps its placement and propagation settings.
 		klog.FromContext(ctx).V(1).Info("Lazy policy: the binding keeps its placement until the template changes", "template", klog.KObj(obj), "kind", obj.GetKind(), "policy", dec.policy.claim.String())
-		return d.ensureBinding(ctx, claimed, dec.policy, keepPlacement)
+		err := d.ensureBinding(ctx, claimed, dec.policy, keepPlacement)
+		observeApplyPolicy(err, matched)
+		return err
 	}
 	err = d.ensureBinding(ctx, claimed, dec.policy, applyPlacement)
-	if err == nil || !(apierrors.IsConflict(err) || errors.Is(err, errBindingCacheLag)) {
+	observeApplyPolicy(err, matched)
+	if !retried(err) {
 		// Karmada's ApplyPolicySucceed/ApplyPolicyFailed on the template,
 		// when the outcome changes; races that a retry settles are not
 		// outcomes.
 		d.Events.Outcome(applyPolicy, err, "Apply policy("+policyRef(dec.policy.obj)+") succeed", claimed)
 	}
 	return err
+}
+
+// retried reports an error that is a race a retry settles (an
+// optimistic-lock conflict, a binding cache behind the API server): not an
+// outcome to report or count.
+func retried(err error) bool {
+	return err != nil && (apierrors.IsConflict(err) || errors.Is(err, errBindingCacheLag))
+}
+
+// observeApplyPolicy records one application of a policy (the claim and the
+// binding), begun at start, in resource_apply_policy_duration_seconds and
+// policy_apply_attempts_total; a retried race is not an attempt.
+func observeApplyPolicy(err error, start time.Time) {
+	if !retried(err) {
+		metrics.ObserveApplyPolicy(err, time.Since(start))
+	}
 }
 
 // applyPolicy is the operation whose outcome the detector reports.

@@ -50,6 +50,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
@@ -180,14 +181,26 @@ func (r *Reconciler) handoffNow(ctx context.Context, w *workv1alpha1.Work) {
 		return
 	}
 	log.FromContext(ctx).V(1).Info("Handoff", "work", klog.KObj(w))
+	start := time.Now()
+	var errs []error
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		if _, _, isNew, _ := r.apply(ctx, m, w, i, desired); isNew {
+		_, _, isNew, err := r.apply(ctx, m, w, i, desired)
+		if isNew {
 			r.handoff.Store(key, r.clock().Now())
 		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// A sync of the Work's manifests like any other (the Work's own
+	// reconcile, which follows, is one more); a conflict is retried there.
+	if !(applied{errs: errs}).conflict() {
+		metrics.ObserveWorkSyncWorkload(errors.Join(errs...), time.Since(start))
 	}
 }
 
@@ -268,9 +281,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("add finalizer to Work %s: %w", client.ObjectKeyFromObject(w), err)
 		}
 	}
+	start := time.Now()
 	m, err := r.Members.Get(ctx, cluster)
 	if err != nil {
-		return r.report(ctx, w, nil, fmt.Errorf("cannot reach cluster %s: %w", cluster, err))
+		err = fmt.Errorf("cannot reach cluster %s: %w", cluster, err)
+		metrics.ObserveWorkSyncWorkload(err, time.Since(start))
+		return r.report(ctx, w, nil, err)
 	}
 	res := r.applyAll(ctx, m, w)
 	if res.conflict() {
@@ -279,6 +295,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// instead of reporting a failure that is not one.
 		return ctrl.Result{RequeueAfter: reconcilequeue.ConflictRetry}, nil
 	}
+	metrics.ObserveWorkSyncWorkload(errors.Join(res.errs...), time.Since(start))
 	if wait := res.firstReportWait(w, r.clock().Now()); wait > 0 {
 		// A new object has no status yet and its controllers fill it in
 		// within moments: the first report waits for them (the member

@@ -39,6 +39,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/binding"
 	hpa "github.com/flotilla-io/flotilla/internal/federatedhpa"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
@@ -85,7 +86,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !f.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	next := ctrl.Result{RequeueAfter: r.SyncPeriod}
+	start := time.Now()
+	failure, err := r.sync(ctx, f)
+	metrics.ObserveFederatedHPAProcess(errors.Join(failure, err), time.Since(start))
+	return ctrl.Result{RequeueAfter: r.SyncPeriod}, err
+}
+
+// sync runs one sync of f and writes its status. failure is why the sync
+// could not scale as the HPA's rules say (reported in the status and
+// events, not retried sooner than the next sync); err is a status write
+// that failed.
+func (r *Reconciler) sync(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA) (failure, err error) {
 	status := f.Status.DeepCopy()
 	now := metav1.Now()
 	target, scaleRes, err := r.observe(ctx, f)
@@ -98,16 +109,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Recorder.Event(f, corev1.EventTypeWarning, autoscalingv1alpha1.FailedGetScaleReason, err.Error())
 			status.Conditions = hpa.SetCondition(status.Conditions, hpa.FailedGetScaleCondition(err), now)
 		}
-		return next, r.writeStatus(ctx, f, status)
+		return err, r.writeStatus(ctx, f, status)
 	}
 	if others := r.rivals(ctx, f); len(others) > 0 {
 		ref := f.Spec.ScaleTargetRef
 		c := hpa.AmbiguousCondition(fmt.Sprintf("%s %s/%s", ref.Kind, f.Namespace, ref.Name), others)
 		r.Recorder.Event(f, corev1.EventTypeWarning, autoscalingv1alpha1.AmbiguousSelectorReason, c.Message)
 		status.Conditions = hpa.SetCondition(status.Conditions, c, now)
-		return next, r.writeStatus(ctx, f, status)
+		return errors.New(c.Message), r.writeStatus(ctx, f, status)
 	}
 	rec := r.Recommender.Recommend(ctx, f, target)
+	failure = rec.Err
 	for _, c := range rec.Conditions {
 		status.Conditions = hpa.SetCondition(status.Conditions, c, now)
 	}
@@ -121,6 +133,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if rec.Rescale {
 		err := r.scale(ctx, scaleRes, f.Spec.ScaleTargetRef.Name, rec.DesiredReplicas)
 		if err != nil {
+			failure = errors.Join(failure, err)
 			r.Recorder.Event(f, corev1.EventTypeWarning, autoscalingv1alpha1.FailedRescaleReason, hpa.RescaleEventMessage(rec.DesiredReplicas, rec.RescaleReason, err))
 			status.Conditions = hpa.SetCondition(status.Conditions, hpa.FailedUpdateScaleCondition(err), now)
 			status.DesiredReplicas = rec.CurrentReplicas
@@ -131,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.Recommender.RecordRescale(f, rec.CurrentReplicas, rec.DesiredReplicas)
 		}
 	}
-	return next, r.writeStatus(ctx, f, status)
+	return failure, r.writeStatus(ctx, f, status)
 }
 
 // rivals names the other FederatedHPAs in f's namespace that scale the same

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -19,17 +20,21 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/binding"
 	"github.com/flotilla-io/flotilla/internal/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/scheduler"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
@@ -70,16 +75,21 @@ func (r *Reconciler) newBinding() binding.Object {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("scheduler")).
-		For(r.newBinding()).
+		For(r.newBinding(), builder.WithPredicates(countIncoming)).
 		WatchesRawSource(r.wakeup.Source()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				if feasibilityChanged(e.ObjectOld.(*clusterv1alpha1.Cluster), e.ObjectNew.(*clusterv1alpha1.Cluster)) {
-					r.Kind.EnqueueAll(ctx, r.Client, q)
+				o, n := e.ObjectOld.(*clusterv1alpha1.Cluster), e.ObjectNew.(*clusterv1alpha1.Cluster)
+				if !feasibilityChanged(o, n) {
+					return
 				}
+				if ready(o) && !ready(n) {
+					q = countedQueue{q, metrics.EventClusterNotReady}
+				}
+				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 			DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
@@ -93,8 +103,48 @@ func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
 	return !equality.Semantic.DeepEqual(o.Spec, n.Spec) ||
 		!equality.Semantic.DeepEqual(o.Labels, n.Labels) ||
 		!o.DeletionTimestamp.Equal(n.DeletionTimestamp) ||
-		meta.IsStatusConditionTrue(o.Status.Conditions, clusterv1alpha1.ClusterConditionReady) != meta.IsStatusConditionTrue(n.Status.Conditions, clusterv1alpha1.ClusterConditionReady) ||
+		ready(o) != ready(n) ||
 		!equality.Semantic.DeepEqual(o.Status.APIEnablements, n.Status.APIEnablements)
+}
+
+func ready(c *clusterv1alpha1.Cluster) bool {
+	return meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+// countIncoming counts the binding events that queue a binding, in
+// karmada_scheduler_queue_incoming_bindings_total: BindingAdd,
+// PolicyChanged (a new spec.placement) and BindingUpdate (any other
+// change). It filters nothing.
+var countIncoming = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool {
+		metrics.CountIncomingBindings(metrics.EventBindingAdd, 1)
+		return true
+	},
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		ev := metrics.EventBindingUpdate
+		if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+			o, ok1 := e.ObjectOld.(binding.Object)
+			n, ok2 := e.ObjectNew.(binding.Object)
+			// Placement holds no Quantity or Time: reflect's DeepEqual is
+			// exact here, and allocates nothing (Semantic's does).
+			if ok1 && ok2 && !reflect.DeepEqual(binding.Spec(o).Placement, binding.Spec(n).Placement) {
+				ev = metrics.EventPolicyChanged
+			}
+		}
+		metrics.CountIncomingBindings(ev, 1)
+		return true
+	},
+}
+
+// countedQueue counts every binding it queues under event.
+type countedQueue struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	event string
+}
+
+func (q countedQueue) Add(r reconcile.Request) {
+	metrics.CountIncomingBindings(q.event, 1)
+	q.TypedRateLimitingInterface.Add(r)
 }
 
 // Reconcile schedules one binding. A decision that changes spec.clusters is
@@ -104,11 +154,17 @@ func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
 // longer fit; other failures (a transient error, too little capacity for
 // the replicas) keep the last placement. Whatever the scheduler, a cluster
 // that no longer exists is removed from spec.clusters.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+	defer func() {
+		if err != nil {
+			metrics.CountIncomingBindings(metrics.EventScheduleAttemptFailure, 1) // retried with back-off
+		}
+	}()
 	b := r.newBinding()
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	start := time.Now()
 	if !b.GetDeletionTimestamp().IsZero() {
 		r.Events.Forget(b)
 		return ctrl.Result{}, nil
@@ -125,6 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	placement := binding.AppliedPlacement(spec)
+	kind := scheduleType(b, placement)
 	decision, schedErr := scheduler.Decide(input(b, live(clusters.Items), r.TaintManagerEvicts))
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
@@ -145,10 +202,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		err := r.Client.Patch(ctx, b, patch)
 		done()
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("write placement of binding %s: %w", req, err)
+			err = fmt.Errorf("write placement of binding %s: %w", req, err)
+			metrics.ObserveScheduleAttempt(kind, err, time.Since(start))
+			return ctrl.Result{}, err
 		}
 		log.FromContext(ctx).V(1).Info("scheduled", "binding", klog.KObj(b), "clusters", targetNames(decision.Clusters), "reason", cond.Reason)
 	}
+	metrics.ObserveScheduleAttempt(kind, schedErr, time.Since(start))
 	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, binding.TemplateRef(spec))
 	if schedErr == nil && r.BornScheduled && binding.BornScheduled(b) {
 		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
@@ -248,12 +308,67 @@ func (p Prescheduler) Preschedule(ctx context.Context, c client.Reader, b bindin
 			return nil
 		}
 	}
+	start := time.Now()
+	placement := binding.AppliedPlacement(spec)
+	kind := scheduleType(b, placement)
 	decision, err := scheduler.Decide(input(b, live, p.TaintManagerEvicts))
 	if err != nil {
-		return nil
+		return nil // the controller's attempt, which follows, is the one counted
 	}
-	recordDecision(b, decision.Clusters, binding.AppliedPlacement(spec))
+	recordDecision(b, decision.Clusters, placement)
+	metrics.ObserveScheduleAttempt(kind, nil, time.Since(start))
 	return nil
+}
+
+// scheduleType classifies an attempt to schedule b, whose current placement
+// (binding.AppliedPlacement) is placement, for the scheduler's metrics:
+// FirstSchedule when b has no decision yet (no applied placement recorded,
+// no clusters), ReconcileSchedule when its placement changed or a
+// reschedule was requested since, ScaleSchedule when only its replicas
+// changed (the clusters hold another total), and ReconcileSchedule
+// otherwise (clusters changed, a retry).
+func scheduleType(b binding.Object, placement string) metrics.ScheduleType {
+	spec, status := binding.Spec(b), binding.Status(b)
+	applied, decided := b.GetAnnotations()[binding.AppliedPlacementAnnotation]
+	switch {
+	case !decided && len(spec.Clusters) == 0:
+		return metrics.FirstSchedule
+	case applied != placement || rescheduleRequested(spec, status):
+		return metrics.ReconcileSchedule
+	case replicasChanged(spec):
+		return metrics.ScaleSchedule
+	}
+	return metrics.ReconcileSchedule
+}
+
+// rescheduleRequested reports a spec.rescheduleTriggeredAt after the last
+// decision (a WorkloadRebalancer, or anyone, asked for a fresh start).
+func rescheduleRequested(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
+	t := spec.RescheduleTriggeredAt
+	return t != nil && (status.LastScheduledTime == nil || t.After(status.LastScheduledTime.Time))
+}
+
+// replicasChanged reports that spec.clusters was decided for another
+// spec.replicas: a Duplicated cluster holds another count, or the Divided
+// clusters hold another total.
+func replicasChanged(spec *workv1alpha2.ResourceBindingSpec) bool {
+	if len(spec.Clusters) == 0 {
+		return false
+	}
+	rs := spec.Placement.ReplicaScheduling
+	if rs == nil || rs.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDuplicated {
+		for _, tc := range spec.Clusters {
+			if tc.Replicas != spec.Replicas {
+				return true
+			}
+		}
+		return false
+	}
+	var sum int32
+	for _, tc := range spec.Clusters {
+		sum += tc.Replicas
+	}
+	return sum != spec.Replicas
 }
 
 // ours reports a binding this scheduler places now: it has a placement (an
@@ -282,6 +397,7 @@ func input(b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEv
 		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
 		ObservedAffinityName: status.SchedulerObservedAffinityName,
 		TaintManagerEvicts:   taintManagerEvicts,
+		StepTimer:            metrics.ObserveScheduleStep,
 	}
 	for c := range binding.EvictingClusters(spec) {
 		in.Evicting = append(in.Evicting, c)
@@ -291,7 +407,7 @@ func input(b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEv
 	}
 	// A WorkloadRebalancer (or anyone) asked for a fresh start after the
 	// last decision was recorded.
-	if t := spec.RescheduleTriggeredAt; t != nil && (status.LastScheduledTime == nil || t.After(status.LastScheduledTime.Time)) {
+	if rescheduleRequested(spec, status) {
 		in.Previous, in.ObservedAffinityName = nil, ""
 	}
 	return in
