@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -30,6 +31,7 @@ type webhookOptions struct {
 	certDir, certName       string
 	keyName                 string
 	metricsAddr, healthAddr string
+	logs                    *logsapi.LoggingConfiguration
 }
 
 func newWebhookCommand() *cobra.Command {
@@ -62,10 +64,14 @@ from --cert-dir (reloaded when it changes). Metrics are served on
 	f.StringVar(&o.keyName, "tls-private-key-file-name", "tls.key", "name of the key file in --cert-dir")
 	f.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address for Prometheus metrics; 0 disables")
 	f.StringVar(&o.healthAddr, "health-probe-bind-address", ":8000", "address for /healthz and /readyz; 0 disables")
+	o.logs = addLoggingFlags(f)
 	return cmd
 }
 
 func (o *webhookOptions) run(cmd *cobra.Command) error {
+	if err := applyLogging(o.logs); err != nil {
+		return err
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context}).ClientConfig()
