@@ -41,6 +41,7 @@ type UpOptions struct {
 	Timeout      time.Duration
 	Apply        []string
 	CMArgs       []string
+	CMReplicas   int
 	// AdmissionClaim keeps the control plane's FlotillaPolicyClaim plugin on.
 	AdmissionClaim bool
 	// FeatureGates is passed to every Flotilla component the stack starts.
@@ -133,6 +134,7 @@ again on the same data dir keeps every object.`,
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
 	f.BoolVar(&o.AdmissionClaim, "fast-path-admission-claim", true, "let the control plane's FlotillaPolicyClaim admission plugin claim new templates as they are created (else the detector claims them; see docs/architecture.md)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "feature gates for every Flotilla component started (the controller manager), e.g. PropagationPolicyPreemption=true; known: "+strings.Join(features.New().KnownFeatures(), ", "))
+	f.IntVar(&o.CMReplicas, "controller-manager-replicas", 1, "how many flotilla controller-manager processes run; with more than one they elect a leader (a Lease in karmada-system) and the others stand by")
 	f.StringArrayVar(&o.CMArgs, "controller-manager-arg", nil, "extra flag for flotilla controller-manager, e.g. --controller-manager-arg=--profiling-bind-address=127.0.0.1:6060 (repeatable)")
 	f.StringSliceVar(&o.Apply, "apply", nil, "once ready, apply these manifest files or directories to the control plane (like kubectl apply --server-side)")
 	return cmd
@@ -158,6 +160,12 @@ func (o *UpOptions) Complete() error {
 	}
 	o.config.DataDir = abs
 	o.config.ControllerManagerArgs = o.CMArgs
+	if o.CMReplicas < 1 || o.CMReplicas > 5 {
+		return usageError{fmt.Errorf("--controller-manager-replicas must be between 1 and 5, got %d", o.CMReplicas)}
+	}
+	if o.ConfigFile == "" || o.config.ControllerManagerReplicas == 0 || o.CMReplicas != 1 {
+		o.config.ControllerManagerReplicas = o.CMReplicas
+	}
 	o.config.NoAdmissionClaim = !o.AdmissionClaim
 	o.config.FeatureGates = o.FeatureGates
 	for _, name := range o.PullMembers {
@@ -298,7 +306,15 @@ var PostStartSteps = []localstack.Step{
 	// find the control plane's metrics APIs served.
 	{Run: startMetricsAdapter},
 	{Run: func(ctx context.Context, s *localstack.Stack) error {
-		return s.StartComponent(ctx, s.Plan.ControllerManager)
+		if err := s.StartComponent(ctx, s.Plan.ControllerManager); err != nil {
+			return err
+		}
+		for _, c := range s.Plan.StandbyControllerManagers {
+			if err := s.StartComponent(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
 	}},
 	// Pull members need the controller manager to approve their agents'
 	// certificates.
@@ -528,7 +544,7 @@ func (o *UpOptions) runDetached(out io.Writer) error {
 // flotillaComponents are the stack's Flotilla components that serve
 // metrics: the controller manager and each Pull-mode member's agent.
 func flotillaComponents(p *localstack.Plan) []localstack.Component {
-	comps := []localstack.Component{p.ControllerManager}
+	comps := append([]localstack.Component{p.ControllerManager}, p.StandbyControllerManagers...)
 	for _, m := range p.Members() {
 		if m.Agent.MetricsURL != "" {
 			comps = append(comps, m.Agent)

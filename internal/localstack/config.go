@@ -26,6 +26,11 @@ type Config struct {
 	Members []MemberConfig `json:"members"`
 	// ControllerManagerArgs are extra flags for `flotilla controller-manager`.
 	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
+	// ControllerManagerReplicas is how many `flotilla controller-manager`
+	// processes run (default 1). With more than one they elect a leader on
+	// the Lease karmada-system/flotilla-controller-manager; the others stand
+	// by, caches warm, and take over within the lease duration.
+	ControllerManagerReplicas int `json:"controllerManagerReplicas,omitempty"`
 	// NoAdmissionClaim turns off the control plane's FlotillaPolicyClaim
 	// admission plugin (the admission-claim fast path, see
 	// docs/architecture.md): templates are then claimed by the detector

@@ -113,6 +113,9 @@ type Plan struct {
 	// ControllerManager runs Flotilla's controllers against the control
 	// plane; it starts once the Karmada CRDs are installed.
 	ControllerManager Component
+	// StandbyControllerManagers are the other replicas of
+	// Config.ControllerManagerReplicas, started after ControllerManager.
+	StandbyControllerManagers []Component
 	// MetricsAdapter serves the control plane's metrics APIs from the
 	// members (`flotilla metrics-adapter`); it starts before the controller
 	// manager. Its Kind is empty when the stack has no simulated member.
@@ -200,7 +203,18 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.ControllerManager = p.flotillaControllerManager(cfg, cmPort, cmMetrics)
+	p.ControllerManager = p.flotillaControllerManager(cfg, 1, cmPort, cmMetrics)
+	for r := 2; r <= cfg.ControllerManagerReplicas; r++ {
+		health, err := ports.Port(fmt.Sprintf("%s-%d", ControllerManagerHealthPort, r))
+		if err != nil {
+			return nil, err
+		}
+		metrics, err := ports.Port(fmt.Sprintf("%s-%d", ControllerManagerMetricsPort, r))
+		if err != nil {
+			return nil, err
+		}
+		p.StandbyControllerManagers = append(p.StandbyControllerManagers, p.flotillaControllerManager(cfg, r, health, metrics))
+	}
 	for _, m := range p.Members() {
 		if !m.Member.Pull {
 			continue
@@ -229,13 +243,18 @@ func AgentHealthPort(member string) string { return member + "/" + KindAgent }
 // Pull-mode member's agent.
 func AgentMetricsPort(member string) string { return member + "/" + KindAgent + "-metrics" }
 
-// flotillaControllerManager is `flotilla controller-manager` against the
-// control plane, probed on healthPort and serving metrics on metricsPort.
-func (p *Plan) flotillaControllerManager(cfg *Config, healthPort, metricsPort int) Component {
+// flotillaControllerManager is replica r (from 1) of `flotilla
+// controller-manager` against the control plane, probed on healthPort and
+// serving metrics on metricsPort.
+func (p *Plan) flotillaControllerManager(cfg *Config, r, healthPort, metricsPort int) Component {
+	name := "flotilla-controller-manager"
+	if r > 1 {
+		name = fmt.Sprintf("%s-%d", name, r)
+	}
 	args := []string{"controller-manager",
 		"--kubeconfig=" + p.KarmadaKubeconfig(), "--context=" + ControlPlaneContext,
 		// One replica: no election, so a restart resumes at once.
-		"--leader-elect=false",
+		fmt.Sprintf("--leader-elect=%t", cfg.ControllerManagerReplicas > 1),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
 	}
@@ -246,10 +265,10 @@ func (p *Plan) flotillaControllerManager(cfg *Config, healthPort, metricsPort in
 		args = append(args, "--controllers="+FlotillaControllers)
 	}
 	return Component{
-		Name: "flotilla-controller-manager", Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
+		Name: name, Cluster: ControlPlaneName, Kind: KindFlotillaControllerManager,
 		// Extra flags last, so that they win.
 		Args:       append(args, cfg.ControllerManagerArgs...),
-		LogFile:    filepath.Join(p.LogDir(), "flotilla-controller-manager.log"),
+		LogFile:    filepath.Join(p.LogDir(), name+".log"),
 		HealthURL:  fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort),
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
 	}
@@ -511,6 +530,9 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		writeComponent(p.MetricsAdapter, "  ")
 	}
 	writeComponent(p.ControllerManager, "  ")
+	for _, c := range p.StandbyControllerManagers {
+		writeComponent(c, "  ")
+	}
 	for _, m := range p.Members() {
 		if m.Agent.Kind != "" {
 			fmt.Fprintf(w, "\nafter the controller manager, %s registers in Pull mode (bootstrap token, CSR) and runs:\n", m.Name)

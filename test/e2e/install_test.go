@@ -59,7 +59,25 @@ func background(t *testing.T, log string, args ...string) *exec.Cmd {
 // propagates, bad input is refused by the webhook, and a kill -9 of the
 // leading controller manager during a burst of 200 converges.
 func TestExternalControlPlane(t *testing.T) {
-	s := startStack(t, 3, "--bare-members")
+	s := startStack(t, 3, "--bare-members", "--controller-manager-replicas", "2")
+	t.Run("up --controller-manager-replicas 2 runs two that elect one leader", func(t *testing.T) {
+		if id := s.get("", "lease", "-n", "karmada-system", "flotilla-controller-manager", "-o", "jsonpath={.spec.holderIdentity}"); id == "" {
+			t.Errorf("the embedded control plane's controller-manager Lease has no holder")
+		}
+		leaders := 0
+		for _, name := range []string{"flotilla-controller-manager", "flotilla-controller-manager-2"} {
+			data, err := os.ReadFile(filepath.Join(s.dataDir, "logs", name+".log"))
+			if err != nil {
+				t.Fatalf("replica %s: %v", name, err)
+			}
+			if strings.Contains(string(data), "Successfully acquired lease") {
+				leaders++
+			}
+		}
+		if leaders != 1 {
+			t.Errorf("%d replicas logged that they lead, want 1", leaders)
+		}
+	})
 	dir := filepath.Join(s.dataDir, "external")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
