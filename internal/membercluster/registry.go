@@ -59,8 +59,10 @@ type Registry struct {
 	// Reader reads Clusters and Secrets on the control plane (normally a cache).
 	Reader client.Reader
 	// OnManagedObjectChange is called for every add, update or delete of a
-	// managed object in any member, with the member name and the object.
-	OnManagedObjectChange func(cluster string, gvr schema.GroupVersionResource, obj metav1.Object)
+	// managed object in any member, with the member name and the object;
+	// initial is true for the adds of an informer's first list, which only
+	// say what already exists (a consumer may give them a lower priority).
+	OnManagedObjectChange func(cluster string, gvr schema.GroupVersionResource, obj metav1.Object, initial bool)
 	// Local holds the connections of clusters reached without the control
 	// plane's credentials: the member a Pull-mode agent runs beside, by
 	// cluster name. Their Cluster objects and Secrets are not read.
@@ -221,7 +223,7 @@ func (r *Registry) Watch(m *Member, gvr schema.GroupVersionResource) cache.Share
 	// each cached member object. Updates sent without them keep the
 	// member's own (the API server treats an absent list as unchanged).
 	_ = inf.SetTransform(crcache.TransformStripManagedFields())
-	notify := func(obj any) {
+	notify := func(obj any, initial bool) {
 		if r.OnManagedObjectChange == nil {
 			return
 		}
@@ -229,13 +231,13 @@ func (r *Registry) Watch(m *Member, gvr schema.GroupVersionResource) cache.Share
 			obj = d.Obj
 		}
 		if o, ok := obj.(metav1.Object); ok {
-			r.OnManagedObjectChange(m.Name, gvr, o)
+			r.OnManagedObjectChange(m.Name, gvr, o, initial)
 		}
 	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc:    notify,
-		UpdateFunc: func(_, n any) { notify(n) },
-		DeleteFunc: notify,
+		UpdateFunc: func(_, n any) { notify(n, false) },
+		DeleteFunc: func(obj any) { notify(obj, false) },
 	})
 	m.watching[gvr] = inf
 	m.factory.Start(m.stop)

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -35,4 +38,24 @@ func RateLimiter[T comparable]() workqueue.TypedRateLimiter[T] {
 // Options gives a controller `workers` parallel reconcilers and RateLimiter.
 func Options(workers int) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter[reconcile.Request]()}
+}
+
+// AddInitial adds item to q after the delay, at controller-runtime's low
+// priority (handler.LowPriority) when q is a priority queue (the default for
+// controller-runtime controllers): for events that only report what already
+// existed when an informer started, so that after a restart real changes,
+// such as a new template, are not queued behind re-checking everything that
+// is already right. Other queues get a plain AddAfter.
+func AddInitial[T comparable](q workqueue.TypedRateLimitingInterface[T], after time.Duration, item T) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[T]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(handler.LowPriority)}, item)
+		return
+	}
+	q.AddAfter(item, after)
+}
+
+// NewPriorityQueue is a priority queue (controller-runtime's) with
+// RateLimiter, for a controller that runs its own workers.
+func NewPriorityQueue[T comparable](name string) workqueue.TypedRateLimitingInterface[T] {
+	return priorityqueue.New[T](name, func(o *priorityqueue.Opts[T]) { o.RateLimiter = RateLimiter[T]() })
 }

@@ -130,8 +130,9 @@ func (d *Detector) NeedLeaderElection() bool { return true }
 func (d *Detector) Start(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("detector")
 	ctx = klog.NewContext(ctx, logger)
-	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(reconcilequeue.RateLimiter[templateKey](),
-		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
+	// A priority queue: at start, every existing template is checked at low
+	// priority, so a template created meanwhile does not wait behind them.
+	d.queue = reconcilequeue.NewPriorityQueue[templateKey]("detector")
 	defer d.queue.ShutDown()
 	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)
 	d.kick = make(chan struct{}, 1)
@@ -256,7 +257,11 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, gvk schema.G
 				if o, typed := obj.(*unstructured.Unstructured); typed && (!isInInitialList || !atStart) {
 					d.changes.templateChanged(key, o.GetResourceVersion())
 				}
-				d.queue.Add(key)
+				if isInInitialList {
+					reconcilequeue.AddInitial(d.queue, 0, key)
+				} else {
+					d.queue.Add(key)
+				}
 				d.notify(gvk, key)
 			}
 		},

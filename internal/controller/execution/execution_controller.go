@@ -81,6 +81,9 @@ type Reconciler struct {
 	// MemberChanges carries member-object changes (from the registry's
 	// informers) as Work events.
 	MemberChanges chan event.GenericEvent
+	// MemberInitial carries what member informers' first lists find (made
+	// when nil), queued at low priority.
+	MemberInitial chan event.GenericEvent
 	// Clock tells the time of creations and report graces; nil is the
 	// real clock.
 	Clock clock.PassiveClock
@@ -211,7 +214,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.wakeup = statusgate.NewWakeup()
 	r.slots = make(chan struct{}, HandoffSlots)
-	r.Members.OnManagedObjectChange = func(cluster string, gvr schema.GroupVersionResource, o metav1.Object) {
+	if r.MemberInitial == nil {
+		r.MemberInitial = make(chan event.GenericEvent, 4096)
+	}
+	r.Members.OnManagedObjectChange = func(cluster string, gvr schema.GroupVersionResource, o metav1.Object, initial bool) {
 		r.settle(cluster+"/"+gvr.String()+"/"+objectKey(o), o.GetUID())
 		a := o.GetAnnotations()
 		ns, name := a[binding.WorkNamespaceAnnotation], a[binding.WorkNameAnnotation]
@@ -220,6 +226,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		w := &workv1alpha1.Work{}
 		w.Namespace, w.Name = ns, name
+		if initial {
+			r.MemberInitial <- event.GenericEvent{Object: w}
+			return
+		}
 		r.MemberChanges <- event.GenericEvent{Object: w}
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named("execution").
@@ -232,6 +242,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// moments; gathering them writes the Work's status once.
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, StatusDelay)
+			},
+		})).
+		// What a member informer's first list finds only re-checks Works
+		// that are usually right already: low priority, behind real changes.
+		WatchesRawSource(source.Channel(r.MemberInitial, handler.Funcs{
+			GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				reconcilequeue.AddInitial(q, StatusDelay, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
 			},
 		})).
 		WatchesRawSource(r.wakeup.Source()).
