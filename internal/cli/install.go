@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 
@@ -89,13 +90,10 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if o.output != "" && !o.dryRun {
 		return usageError{fmt.Errorf("-o yaml goes with --dry-run")}
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.context}).ClientConfig()
+	cfg, err := loadKubeconfig(o.kubeconfig, o.context)
 	if err != nil {
 		return fmt.Errorf("load the kubeconfig of the API server to prepare (set --kubeconfig): %w", err)
 	}
-	cfg.QPS, cfg.Burst = 100, 200
 	opts := controlplane.InstallOptions{Server: cfg.Host}
 	if opts.CAPEM, err = caData(cfg); err != nil {
 		return err
@@ -237,4 +235,18 @@ func ensureServingCert(dir string, hosts []string, dryRun bool) ([]byte, error) 
 		}
 	}
 	return ca, nil
+}
+
+// loadKubeconfig loads a client config as kubectl does: path when set,
+// else $KUBECONFIG, else ~/.kube/config, else the in-cluster config; context
+// "" is the current one. Requests are allowed 100/s (burst 200).
+func loadKubeconfig(path, context string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = path
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
 }
