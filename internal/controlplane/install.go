@@ -178,11 +178,7 @@ func Install(ctx context.Context, cfg *rest.Config, o InstallOptions, progress f
 	if progress == nil {
 		progress = func(string) {}
 	}
-	objs, err := Objects(o)
-	if err != nil {
-		return err
-	}
-	all, err := crds.All()
+	all, objs, err := everything(o)
 	if err != nil {
 		return err
 	}
@@ -207,6 +203,16 @@ func Install(ctx context.Context, cfg *rest.Config, o InstallOptions, progress f
 	return nil
 }
 
+// everything is what Install writes: the CRDs, then Objects(o).
+func everything(o InstallOptions) ([]*apiextensionsv1.CustomResourceDefinition, []client.Object, error) {
+	objs, err := Objects(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := crds.All()
+	return all, objs, err
+}
+
 // apply server-side applies obj. A binding whose roleRef changed (it is
 // immutable) is deleted and applied again.
 func apply(ctx context.Context, c client.Client, obj client.Object) error {
@@ -226,11 +232,7 @@ func apply(ctx context.Context, c client.Client, obj client.Object) error {
 // PrintObjects writes the CRDs and Objects(o) as one YAML stream, in apply
 // order: what Install would write.
 func PrintObjects(w interface{ Write([]byte) (int, error) }, o InstallOptions) error {
-	objs, err := Objects(o)
-	if err != nil {
-		return err
-	}
-	all, err := crds.All()
+	all, objs, err := everything(o)
 	if err != nil {
 		return err
 	}
