@@ -24,7 +24,7 @@ build:
 ## image: the container image, without a container daemon (hack/image): a static binary in one
 ## layer, as an OCI layout in bin/image/oci and a tarball for `docker load` in bin/image/flotilla.tar
 image:
-	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -X github.com/flotilla-io/flotilla/internal/cli.Version=$(VERSION)" -o bin/image/flotilla ./cmd/flotilla
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -s -w -X github.com/flotilla-io/flotilla/internal/cli.Version=$(VERSION)" -o bin/image/flotilla ./cmd/flotilla
 	$(GO) run ./hack/image -binary bin/image/flotilla -out bin/image/oci -tar bin/image/flotilla.tar -tag $(IMAGE):$(VERSION) -version $(VERSION)
 
 ## up: build, start the local stack in the foreground and apply the nginx example

@@ -11,12 +11,19 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/helmchart"
@@ -455,5 +462,64 @@ func TestPKI(t *testing.T) {
 	tokens := string(secretData(t, objs, "flotilla-apiserver-certs", "tokens.csv"))
 	if want := fmt.Sprintf("%s,flotilla:admin,flotilla:admin,system:masters\n", token); len(token) < 32 || tokens != want {
 		t.Errorf("tokens.csv %q does not give the admin kubeconfig's token (%d characters) system:masters", tokens, len(token))
+	}
+}
+
+// clusterWith answers the chart's lookup calls from a fake cluster.
+type clusterWith struct {
+	client *dynamicfake.FakeDynamicClient
+}
+
+func (c clusterWith) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if apiVersion != "v1" || kind != "Secret" {
+		return nil, false, fmt.Errorf("the chart looks up only Secrets, not %s %s", apiVersion, kind)
+	}
+	return c.client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}), true, nil
+}
+
+// TestUpgradeKeepsTheRootOfTrust renders the chart as an upgrade does, with
+// the first install's <release>-ca Secret in the cluster: the CAs, the
+// service-account key and the admin token come back unchanged, and the
+// certificates issued again verify under the old CA.
+func TestUpgradeKeepsTheRootOfTrust(t *testing.T) {
+	first := byKind(render(t, nil))
+	old := first["Secret"]["flotilla-ca"]
+
+	chrt, err := loader.Load(chartDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = helmchart.KubeVersion
+	vals, err := chartutil.ToRenderValues(chrt, nil, chartutil.ReleaseOptions{Name: helmchart.ReleaseName, Namespace: ns, Revision: 2, IsUpgrade: true}, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.RenderWithClientProvider(chrt, vals, clusterWith{dynamicfake.NewSimpleDynamicClient(runtime.NewScheme(), old)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgraded := map[string]map[string]*unstructured.Unstructured{"Secret": {}}
+	for _, doc := range strings.Split(files["flotilla/templates/secrets.yaml"], "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil || obj.GetKind() != "Secret" {
+			continue
+		}
+		upgraded["Secret"][obj.GetName()] = obj
+	}
+	for _, key := range []string{"ca.crt", "ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "etcd-ca.crt", "etcd-ca.key", "sa.key", "admin-token"} {
+		if string(secretData(t, first, "flotilla-ca", key)) != string(secretData(t, upgraded, "flotilla-ca", key)) {
+			t.Errorf("flotilla-ca %s changed on upgrade", key)
+		}
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(secretData(t, first, "flotilla-ca", "ca.crt"))
+	c := parseCert(t, "apiserver", secretData(t, upgraded, "flotilla-apiserver-certs", "apiserver.crt"))
+	if _, err := c.Verify(x509.VerifyOptions{DNSName: "flotilla-apiserver.flotilla-system.svc", Roots: roots}); err != nil {
+		t.Errorf("the upgrade's API server certificate does not verify under the first install's CA: %v", err)
+	}
+	token := string(secretData(t, first, "flotilla-ca", "admin-token"))
+	if tokens := string(secretData(t, upgraded, "flotilla-apiserver-certs", "tokens.csv")); !strings.HasPrefix(tokens, token+",") {
+		t.Errorf("the upgrade's tokens.csv lost the admin token")
 	}
 }
