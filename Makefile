@@ -11,11 +11,21 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMinor=$(K8S_MINOR) \
 	-X k8s.io/component-base/version.gitTreeState=clean
 
-.PHONY: build test unit e2e generate verify-generated up bench clean
+# The image's version and tag: the chart's appVersion unless given.
+VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' charts/flotilla/Chart.yaml)
+IMAGE ?= ghcr.io/flotilla-io/flotilla
+
+.PHONY: build test unit e2e generate verify-generated up bench image clean
 
 ## build: compile the single flotilla binary into bin/
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flotilla
+
+## image: the container image, without a container daemon (hack/image): a static binary in one
+## layer, as an OCI layout in bin/image/oci and a tarball for `docker load` in bin/image/flotilla.tar
+image:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -s -w -X github.com/flotilla-io/flotilla/internal/cli.Version=$(VERSION)" -o bin/image/flotilla ./cmd/flotilla
+	$(GO) run ./hack/image -binary bin/image/flotilla -out bin/image/oci -tar bin/image/flotilla.tar -tag $(IMAGE):$(VERSION) -version $(VERSION)
 
 ## up: build, start the local stack in the foreground and apply the nginx example
 SAMPLE ?= examples/nginx

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flotilla-io/flotilla/internal/helmchart"
 )
 
 // freePort returns a TCP port free on 127.0.0.1 right now.
@@ -57,7 +59,8 @@ func background(t *testing.T, log string, args ...string) *exec.Cmd {
 // prepares it; the webhook, two controller managers and the scheduler run
 // as separate processes; member1 and member2 join it. The nginx example
 // propagates, bad input is refused by the webhook, and a kill -9 of the
-// leading controller manager during a burst of 200 converges.
+// leading controller manager during a burst of 200 converges. First, the
+// Helm chart's rendered objects are validated by member1's API server.
 func TestExternalControlPlane(t *testing.T) {
 	s := startStack(t, 3, "--bare-members", "--controller-manager-replicas", "2")
 	t.Run("up --controller-manager-replicas 2 runs two that elect one leader", func(t *testing.T) {
@@ -95,6 +98,38 @@ func TestExternalControlPlane(t *testing.T) {
 		}
 		return out
 	}
+
+	t.Run("the Helm chart's objects, hooks included, pass a real API server's validation", func(t *testing.T) {
+		chart, err := helmchart.Dir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// member1 is a plain kube-apiserver with the default admission
+		// plugins: it validates what a host cluster would be sent, and
+		// warns where a pod template breaks the restricted Pod Security level.
+		for ns, values := range map[string]map[string]any{
+			"flotilla-system":   nil,
+			"flotilla-external": {"etcd": map[string]any{"external": map[string]any{"endpoints": []any{"https://etcd.example.com:2379"}, "tlsSecretName": "etcd-client"}}},
+		} {
+			r, err := helmchart.Render(chart, ns, values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.kubectl("member1", "create", "namespace", ns)
+			s.kubectl("member1", "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted")
+			kc, ctx := s.kubeconfig("member1")
+			apply := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "apply", "--dry-run=server", "-f", "-")
+			apply.Stdin = strings.NewReader(r.Manifest)
+			out, err := apply.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: kubectl apply --dry-run=server: %v\n%s", ns, err, out)
+			}
+			if n := strings.Count(string(out), "(server dry run)"); n != len(r.Objects) || strings.Contains(string(out), "Warning") {
+				t.Errorf("%s: %d of %d objects accepted, want all, without warnings:\n%s", ns, n, len(r.Objects), out)
+			}
+			t.Logf("%s: the API server accepted all %d objects", ns, len(r.Objects))
+		}
+	})
 
 	hookPort := freePort(t)
 	certs := filepath.Join(dir, "webhook-certs")
