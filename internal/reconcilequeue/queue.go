@@ -53,9 +53,3 @@ func AddInitial[T comparable](q workqueue.TypedRateLimitingInterface[T], after t
 	}
 	q.AddAfter(item, after)
 }
-
-// NewPriorityQueue is a priority queue (controller-runtime's) with
-// RateLimiter, for a controller that runs its own workers.
-func NewPriorityQueue[T comparable](name string) workqueue.TypedRateLimitingInterface[T] {
-	return priorityqueue.New[T](name, func(o *priorityqueue.Opts[T]) { o.RateLimiter = RateLimiter[T]() })
-}
