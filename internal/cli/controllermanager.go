@@ -128,6 +128,10 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --controllers '*,-scheduler'
   flotilla scheduler --kubeconfig ~/.flotilla/karmada.config
 
+  # Two replicas on one host (one leads, the other stands by): distinct ports
+  flotilla controller-manager --kubeconfig cp.config --metrics-bind-address :8082 --health-probe-bind-address :10357
+  flotilla controller-manager --kubeconfig cp.config --metrics-bind-address :8083 --health-probe-bind-address :10358
+
   # Karmada's policy preemption (feature gate PropagationPolicyPreemption, off by default)
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --feature-gates=PropagationPolicyPreemption=true
 

@@ -30,6 +30,8 @@ type installOptions struct {
 	adapterCABundle     string
 	dryRun              bool
 	output              string
+	// notes are told on stderr once the flags are read.
+	notes []string
 }
 
 func newInstallCommand() *cobra.Command {
@@ -117,6 +119,12 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if err := opts.Validate(); err != nil {
 		return usageError{err}
 	}
+	for _, n := range o.notes {
+		fmt.Fprintln(cmd.ErrOrStderr(), n)
+	}
+	if opts.Webhook == nil && !o.dryRun {
+		fmt.Fprintln(cmd.ErrOrStderr(), "no --webhook-url or --webhook-service: webhook registrations already there are left as they are")
+	}
 	out := cmd.OutOrStdout()
 	if o.dryRun {
 		if o.output == "" {
@@ -178,8 +186,15 @@ func (o *installOptions) webhook() (*controlplane.WebhookTarget, error) {
 		}
 		return t, nil
 	}
+	issued := !fileExists(filepath.Join(o.webhookCertDir, "tls.crt"))
 	if t.CABundle, err = ensureServingCert(o.webhookCertDir, hosts, o.dryRun); err != nil {
 		return nil, fmt.Errorf("the webhook's certificate in %s: %w", o.webhookCertDir, err)
+	}
+	if issued {
+		o.notes = append(o.notes, map[bool]string{
+			true:  fmt.Sprintf("warning: no certificate in %s yet, and a dry run issues none: the webhooks' caBundle shown is a placeholder; run install for real, or give --webhook-ca-bundle, before applying this output", o.webhookCertDir),
+			false: fmt.Sprintf("issued a self-signed CA and the webhook's serving certificate (valid one year) into %s: give it to 'flotilla webhook --cert-dir'", o.webhookCertDir),
+		}[o.dryRun])
 	}
 	return t, nil
 }

@@ -48,7 +48,9 @@ control plane's API server, for a control plane Flotilla does not embed
 
 It is the same code as the built-in plugins. The serving certificate is read
 from --cert-dir (reloaded when it changes). Metrics are served on
---metrics-bind-address and /healthz and /readyz on --health-probe-bind-address.`,
+--metrics-bind-address and /healthz and /readyz on --health-probe-bind-address;
+their defaults (:8080 and :8000) are karmada-webhook's, and :8080 is also the
+controller manager's and the scheduler's: on a shared host give each its own.`,
 		Example: `  flotilla webhook --kubeconfig cp.config --secure-port 8443 --cert-dir ./webhook-certs`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },

@@ -199,7 +199,7 @@ func Install(ctx context.Context, cfg *rest.Config, o InstallOptions, progress f
 			return err
 		}
 	}
-	progress(fmt.Sprintf("%d namespaces, RBAC and registrations applied", len(objs)))
+	progress(fmt.Sprintf("%d objects applied: namespaces, RBAC and registrations", len(objs)))
 	return nil
 }
 
