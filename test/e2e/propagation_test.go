@@ -386,7 +386,7 @@ spec:
 	t.Run("a manual edit in a member is reverted", func(t *testing.T) {
 		s.kubectl("member1", "scale", "deploy", "nginx", "--replicas=5")
 		s.kubectl("member1", "set", "image", "deploy/nginx", "nginx=busybox")
-		s.waitFor(t, "1 nginx", "member1", "deploy", "nginx", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}")
+		s.waitFor(t, "1 nginx:1.27", "member1", "deploy", "nginx", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image}")
 	})
 
 	t.Run("unregistering a cluster removes its Works and what Flotilla created there", func(t *testing.T) {
