@@ -55,7 +55,7 @@ verify-generated:
 
 ## bench: benchmarks against the local stack (see bench/README.md)
 bench: build
-	FLOTILLA_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/...
+	FLOTILLA_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 4h ./bench/...
 
 clean:
 	rm -rf bin

@@ -71,6 +71,12 @@ type harness struct {
 	// stopHops ends those watches: they would compete for the CPU the
 	// burst measures.
 	stopHops func()
+	// kubeconfig and context reach the control plane the bench drives:
+	// the stack's own, or an external one (BenchmarkPropagationExternal).
+	kubeconfig, context string
+	// cmMatch, when set, is a string the controller manager's command line
+	// holds, to tell it from the stack's own (controllerManagerProc).
+	cmMatch string
 }
 
 // Steps of the propagation path, in order, as watched on the control plane.
@@ -176,12 +182,13 @@ func client(b *testing.B, kubeconfig, context string) kubernetes.Interface {
 	return kubernetes.NewForConfigOrDie(restConfig(b, kubeconfig, context))
 }
 
-func dynamicClient(b *testing.B, kubeconfig string) dynamic.Interface {
-	return dynamic.NewForConfigOrDie(restConfig(b, kubeconfig, ""))
-}
-
 // startHarness starts the stack, with extra flags for `flotilla up`.
-func startHarness(b *testing.B, extra ...string) *harness {
+func startHarness(b *testing.B, extra ...string) *harness { return startHarnessOn(b, nil, extra...) }
+
+// startHarnessOn starts the stack; then, when controlPlane is not nil, it
+// lets controlPlane prepare another control plane for the bench to drive
+// (it sets h.kubeconfig and h.context, and may set h.cmMatch).
+func startHarnessOn(b *testing.B, controlPlane func(h *harness, run func(args ...string) string), extra ...string) *harness {
 	bin := os.Getenv("FLOTILLA_BIN")
 	if bin == "" {
 		b.Skip("set FLOTILLA_BIN (make bench does)")
@@ -212,8 +219,12 @@ func startHarness(b *testing.B, extra ...string) *harness {
 	run(args...)
 	b.Logf("stack ready in %s", time.Since(start).Round(100*time.Millisecond))
 	b.Cleanup(func() { run("down", "--data-dir", h.dataDir) })
-	h.cp = client(b, filepath.Join(h.dataDir, "karmada.config"), "karmada-apiserver")
-	h.dyn = dynamicClient(b, filepath.Join(h.dataDir, "karmada.config"))
+	h.kubeconfig, h.context = filepath.Join(h.dataDir, "karmada.config"), "karmada-apiserver"
+	if controlPlane != nil {
+		controlPlane(h, run)
+	}
+	h.cp = client(b, h.kubeconfig, h.context)
+	h.dyn = dynamic.NewForConfigOrDie(restConfig(b, h.kubeconfig, h.context))
 	for i := 1; i <= 3; i++ {
 		h.members = append(h.members, client(b, filepath.Join(h.dataDir, "members.config"), fmt.Sprintf("member%d", i)))
 	}
@@ -221,7 +232,7 @@ func startHarness(b *testing.B, extra ...string) *harness {
 	if _, err := h.cp.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	policy := exec.Command("kubectl", "--kubeconfig", filepath.Join(h.dataDir, "karmada.config"), "apply", "-f", "-")
+	policy := exec.Command("kubectl", "--kubeconfig", h.kubeconfig, "--context", h.context, "apply", "-f", "-")
 	policy.Stdin = strings.NewReader(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: all, namespace: bench}
@@ -415,7 +426,8 @@ func (h *harness) controllerManagerProc() string {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) && bytes.Contains(cmdline, []byte(h.dataDir)) {
+		if err == nil && bytes.Contains(cmdline, []byte("\x00controller-manager\x00")) && bytes.Contains(cmdline, []byte(h.dataDir)) &&
+			bytes.Contains(cmdline, []byte(h.cmMatch)) {
 			return filepath.Join("/proc", e.Name())
 		}
 	}
@@ -483,7 +495,10 @@ func BenchmarkPropagationPull(b *testing.B) {
 }
 
 func benchPropagation(b *testing.B, extra ...string) {
-	h := startHarness(b, extra...)
+	benchPropagationOn(b, startHarness(b, extra...))
+}
+
+func benchPropagationOn(b *testing.B, h *harness) {
 	for range b.N {
 		ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
 		one, ten := []time.Duration{0}, []time.Duration{0}

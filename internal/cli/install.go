@@ -143,9 +143,11 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if err := controlplane.Install(ctx, cfg, opts, func(s string) { fmt.Fprintf(out, "  %s\n", s) }); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "Flotilla is installed. Next: run 'flotilla controller-manager', 'flotilla scheduler'"+
-		map[bool]string{true: ", 'flotilla webhook'", false: ""}[opts.Webhook != nil]+
-		" with this kubeconfig, then 'flotilla join' the members.")
+	next := "'flotilla controller-manager', 'flotilla scheduler'"
+	if opts.Webhook != nil {
+		next += ", 'flotilla webhook'"
+	}
+	fmt.Fprintf(out, "Flotilla is installed. Next: run %s with this kubeconfig, then 'flotilla join' the members.\n", next)
 	return nil
 }
 
@@ -190,11 +192,11 @@ func (o *installOptions) webhook() (*controlplane.WebhookTarget, error) {
 	if t.CABundle, err = ensureServingCert(o.webhookCertDir, hosts, o.dryRun); err != nil {
 		return nil, fmt.Errorf("the webhook's certificate in %s: %w", o.webhookCertDir, err)
 	}
-	if issued {
-		o.notes = append(o.notes, map[bool]string{
-			true:  fmt.Sprintf("warning: no certificate in %s yet, and a dry run issues none: the webhooks' caBundle shown is a placeholder; run install for real, or give --webhook-ca-bundle, before applying this output", o.webhookCertDir),
-			false: fmt.Sprintf("issued a self-signed CA and the webhook's serving certificate (valid one year) into %s: give it to 'flotilla webhook --cert-dir'", o.webhookCertDir),
-		}[o.dryRun])
+	switch {
+	case issued && o.dryRun:
+		o.notes = append(o.notes, fmt.Sprintf("warning: no certificate in %s yet, and a dry run issues none: the webhooks' caBundle shown is a placeholder; run install for real, or give --webhook-ca-bundle, before applying this output", o.webhookCertDir))
+	case issued:
+		o.notes = append(o.notes, fmt.Sprintf("issued a self-signed CA and the webhook's serving certificate (valid one year) into %s: give it to 'flotilla webhook --cert-dir'", o.webhookCertDir))
 	}
 	return t, nil
 }

@@ -132,6 +132,14 @@ spec:
 		if err != nil || id == "" {
 			t.Fatalf("the policy was not created with its permanent-id label: %q %v", id, err)
 		}
+		// The claim plugin reads policies from its own informer in the API
+		// server, a moment behind the create: a server-side dry run goes
+		// through admission too, so wait until it claims.
+		eventually(t, 30*time.Second, "a dry run of the template claimed by the new policy", func() (bool, string) {
+			got, err := s.apply(deploymentYAML("born", "first", 1, "nginx"), "--server-side", "--dry-run=server",
+				"-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
+			return err == nil && got == "born", got
+		})
 		// Server-side apply, twice: the claim written at admission belongs to
 		// no field manager, so re-applying without it keeps it.
 		for range 2 {

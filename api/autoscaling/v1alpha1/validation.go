@@ -59,9 +59,30 @@ func ParseCronSchedule(schedule string) (cron.Schedule, error) {
 	}
 	s, err := cronParser.Parse(trimmed)
 	if err != nil {
-		return nil, fmt.Errorf("invalid cron expression: %w", err)
+		return nil, fmt.Errorf("invalid cron expression: %w", cronFieldError(trimmed, err))
 	}
 	return s, nil
+}
+
+// cronFields names the five fields of a cron expression, with their ranges.
+var cronFields = [...]string{"minute (0-59)", "hour (0-23)", "day of month (1-31)", "month (1-12 or JAN-DEC)", "day of week (0-6 or SUN-SAT)"}
+
+// cronFieldError names the field of a five-field expression that err is
+// about, by parsing each field alone with "*" in the others; err unchanged
+// when no single field is to blame (or the expression has not 5 fields).
+func cronFieldError(expr string, err error) error {
+	fields := strings.Fields(expr)
+	if len(fields) != len(cronFields) {
+		return err
+	}
+	for i, f := range fields {
+		probe := []string{"*", "*", "*", "*", "*"}
+		probe[i] = f
+		if _, ferr := cronParser.Parse(strings.Join(probe, " ")); ferr != nil {
+			return fmt.Errorf("the %s field %q: %w", cronFields[i], f, ferr)
+		}
+	}
+	return err
 }
 
 // ValidateTimeZone reports whether name is a time zone of the IANA database, such as

@@ -101,7 +101,13 @@ type Detector struct {
 	// preemptionOffWarned holds the policies warnPreemptionOff has logged.
 	preemptionOffWarned sync.Map
 
-	queue    workqueue.TypedRateLimitingInterface[templateKey]
+	queue workqueue.TypedRateLimitingInterface[templateKey]
+	// backlog holds the templates an informer's first list found: they
+	// existed before the detector started and are usually right already.
+	// feedBacklog hands them to queue only while queue is nearly empty, so
+	// that after a restart with tens of thousands of templates a new one
+	// is not queued behind re-checking all of them.
+	backlog  workqueue.TypedInterface[templateKey]
 	factory  dynamicinformer.DynamicSharedInformerFactory
 	mu       sync.RWMutex
 	watching map[schema.GroupVersionResource]*watched
@@ -136,6 +142,8 @@ func (d *Detector) Start(ctx context.Context) error {
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(reconcilequeue.RateLimiter[templateKey](),
 		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
 	defer d.queue.ShutDown()
+	d.backlog = workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[templateKey]{Name: "detector-backlog"})
+	defer d.backlog.ShutDown()
 	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)
 	d.kick = make(chan struct{}, 1)
 	if d.Workers == 0 {
@@ -153,6 +161,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	for range d.Workers {
 		go d.work(ctx)
 	}
+	go d.feedBacklog()
 	tick := time.NewTicker(d.RediscoverEvery)
 	defer tick.Stop()
 	for {
@@ -237,7 +246,7 @@ func hasVerbs(verbs metav1.Verbs, want ...string) bool {
 }
 
 // handleTemplates enqueues a template on every change but its status
-// writes, and records the changes a Lazy policy waits for: a template
+// writes (what the first list finds goes to the backlog), and records the changes a Lazy policy waits for: a template
 // created while the detector runs (or of a kind discovered after it
 // started, when atStart is false), and every later change by a user
 // (template.ChangedByUser).
@@ -259,7 +268,11 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, gvk schema.G
 				if o, typed := obj.(*unstructured.Unstructured); typed && (!isInInitialList || !atStart) {
 					d.changes.templateChanged(key, o.GetResourceVersion())
 				}
-				d.queue.Add(key)
+				if isInInitialList {
+					d.backlog.Add(key)
+				} else {
+					d.queue.Add(key)
+				}
 				d.notify(gvk, key)
 			}
 		},
@@ -555,6 +568,27 @@ func selectedTemplates(w *watched, policyNamespace string, sel policyv1alpha1.Re
 		out = append(out, o)
 	}
 	return out
+}
+
+// backlogPoll is how often feedBacklog looks whether the queue has room.
+const backlogPoll = 2 * time.Millisecond
+
+// feedBacklog moves templates from backlog to queue, keeping at most two
+// per worker waiting in queue, until backlog is shut down. A key that is
+// also changed meanwhile goes to queue directly and is reconciled again
+// from here later: one more check that writes nothing.
+func (d *Detector) feedBacklog() {
+	for {
+		key, quit := d.backlog.Get()
+		if quit {
+			return
+		}
+		for d.queue.Len() >= 2*d.Workers && !d.queue.ShuttingDown() {
+			time.Sleep(backlogPoll)
+		}
+		d.queue.Add(key)
+		d.backlog.Done(key)
+	}
 }
 
 func (d *Detector) work(ctx context.Context) {
