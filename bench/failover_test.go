@@ -17,6 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
 
@@ -88,39 +92,29 @@ spec:
 		}
 		close(work)
 		wg.Wait()
+		// Watches, not lists: listing 1,000 bindings every 100 ms would load
+		// the control plane the bench measures.
+		bindings := h.watchObjects(restConfig(b, h.kubeconfig, h.context), rbGVR, fns)
 		placed := func(want string) int {
-			list, err := h.dyn.Resource(rbGVR).Namespace(fns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return 0
-			}
-			n := 0
-			for _, rb := range list.Items {
+			return bindings(func(rb *unstructured.Unstructured) bool {
 				clusters, _, _ := unstructured.NestedSlice(rb.Object, "spec", "clusters")
 				var parts []string
 				for _, c := range clusters {
 					m := c.(map[string]any)
 					parts = append(parts, fmt.Sprintf("%s=%v", m["name"], m["replicas"]))
 				}
-				if strings.Join(parts, " ") == want {
-					n++
-				}
-			}
-			return n
+				return strings.Join(parts, " ") == want
+			})
 		}
 		h.waitFor("every binding on member1 and member2", 10*time.Minute, func() bool { return placed("member1=1 member2=1") == count })
-		member2 := h.members[1]
-		onMember2 := func(replicas int32, ready bool) int {
-			list, err := member2.AppsV1().Deployments(fns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-			if err != nil {
-				return 0
-			}
-			n := 0
-			for _, d := range list.Items {
-				if d.Spec.Replicas != nil && *d.Spec.Replicas == replicas && (!ready || bare || d.Status.ReadyReplicas == replicas) {
-					n++
-				}
-			}
-			return n
+		member2 := h.watchObjects(restConfig(b, filepath.Join(h.dataDir, "members.config"), "member2"),
+			schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, fns)
+		onMember2 := func(replicas int64, ready bool) int {
+			return member2(func(d *unstructured.Unstructured) bool {
+				spec, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+				readyReplicas, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
+				return spec == replicas && (!ready || bare || readyReplicas == replicas)
+			})
 		}
 		h.waitFor("every copy in member2", 10*time.Minute, func() bool { return onMember2(1, true) == count })
 		time.Sleep(10 * time.Second) // status reports settle
@@ -189,5 +183,47 @@ spec:
 		fmt.Printf("\n| %d Deployments, member1 fails | seconds after the failure |\n|---|---|\n", count)
 		fmt.Printf("| member1 NotReady | %.1f |\n| NoExecute taint (ClusterTaintPolicy) | %.1f |\n| every binding rescheduled | %.1f (%.1f after the taint) |\n| every member2 copy at 2 replicas | %.1f |\n| every replica ready elsewhere | %.1f |\n",
 			notReady.Seconds(), tainted.Seconds(), rescheduled.Seconds(), (rescheduled - tainted).Seconds(), copies.Seconds(), ready.Seconds())
+	}
+}
+
+// watchObjects keeps the objects of gvr in namespace from a watch, until the
+// bench ends, and returns a function counting those that match.
+func (h *harness) watchObjects(cfg *rest.Config, gvr schema.GroupVersionResource, namespace string) func(match func(*unstructured.Unstructured) bool) int {
+	var mu sync.Mutex
+	objs := map[string]*unstructured.Unstructured{}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, namespace, nil)
+	inf := f.ForResource(gvr).Informer()
+	set := func(obj any) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			mu.Lock()
+			objs[u.GetName()] = u
+			mu.Unlock()
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, n any) { set(n) },
+		DeleteFunc: func(obj any) {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				mu.Lock()
+				delete(objs, u.GetName())
+				mu.Unlock()
+			}
+		},
+	})
+	stop := make(chan struct{})
+	h.b.Cleanup(func() { close(stop) })
+	f.Start(stop)
+	f.WaitForCacheSync(stop)
+	return func(match func(*unstructured.Unstructured) bool) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, o := range objs {
+			if match(o) {
+				n++
+			}
+		}
+		return n
 	}
 }

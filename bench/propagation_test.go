@@ -554,23 +554,27 @@ func benchPropagationOn(b *testing.B, h *harness) {
 		burst, last := h.latencies(names, 10*time.Minute)
 		allIn := last.Sub(start)
 
-		ctx := context.Background()
-		h.waitFor("aggregated ready status of every burst template", 15*time.Minute, func() bool {
-			if bare {
-				return h.fullyApplied(ctx, "burst-") == len(names)
-			}
-			list, err := h.cp.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false
-			}
-			ready := 0
-			for _, d := range list.Items {
-				if strings.HasPrefix(d.Name, "burst-") && d.Status.ReadyReplicas == 3*replicas && d.Status.Replicas == 3*replicas && d.Status.ObservedGeneration == d.Generation {
-					ready++
-				}
-			}
-			return ready == len(names)
-		})
+		// From a watch: listing every binding or template each 100 ms would
+		// load the control plane whose work is measured.
+		if bare {
+			rbs := h.watchObjects(restConfig(b, h.kubeconfig, h.context), rbGVR, ns)
+			h.waitFor("aggregated status of every burst template", 15*time.Minute, func() bool {
+				return rbs(func(rb *unstructured.Unstructured) bool {
+					return strings.HasPrefix(rb.GetName(), "burst-") && fullyApplied(rb)
+				}) == len(names)
+			})
+		} else {
+			deploys := h.watchObjects(restConfig(b, h.kubeconfig, h.context), schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, ns)
+			h.waitFor("aggregated ready status of every burst template", 15*time.Minute, func() bool {
+				return deploys(func(d *unstructured.Unstructured) bool {
+					want := int64(3 * replicas)
+					ready, _, _ := unstructured.NestedInt64(d.Object, "status", "readyReplicas")
+					total, _, _ := unstructured.NestedInt64(d.Object, "status", "replicas")
+					observed, _, _ := unstructured.NestedInt64(d.Object, "status", "observedGeneration")
+					return strings.HasPrefix(d.GetName(), "burst-") && ready == want && total == want && observed == d.GetGeneration()
+				}) == len(names)
+			})
+		}
 		aggregated := time.Since(start)
 		if hook := os.Getenv("BENCH_HOOK"); hook != "" {
 			_ = exec.Command("sh", "-c", hook, "after", h.dataDir).Run()
@@ -593,25 +597,13 @@ func benchPropagationOn(b *testing.B, h *harness) {
 	}
 }
 
-// fullyApplied counts the ResourceBindings of templates named prefix* whose
-// FullyApplied condition is True.
-func (h *harness) fullyApplied(ctx context.Context, prefix string) int {
-	gvr := schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
-	list, err := h.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, rb := range list.Items {
-		if !strings.HasPrefix(rb.GetName(), prefix) {
-			continue
-		}
-		conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "FullyApplied" && m["status"] == "True" {
-				n++
-			}
+// fullyApplied says whether a binding's FullyApplied condition is True.
+func fullyApplied(rb *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(rb.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "FullyApplied" && m["status"] == "True" {
+			return true
 		}
 	}
-	return n
+	return false
 }
