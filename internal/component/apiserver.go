@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 	"time"
 
@@ -112,6 +113,22 @@ const (
 	ControlPlaneMemoryLimit = 1 << 30
 )
 
+// followLiveHeap raises the soft memory limit with the live heap, every
+// period, to twice the live heap and never below base (bytes): a control
+// plane holding tens of thousands of objects has a live heap near or above
+// base, and a fixed limit there would make the collector run all the time.
+// Below base/2 live, the limit stays base, as set.
+func followLiveHeap(base int64, period time.Duration) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for range time.Tick(period) {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return
+		}
+		debug.SetMemoryLimit(max(base, 2*int64(sample[0].Value.Uint64())))
+	}
+}
+
 // RunAPIServer starts etcd (unless etcd.DataDir is empty: then
 // apiserverArgs' --etcd-servers reach an etcd of their own), then runs
 // kube-apiserver (k8s.io/kubernetes as a library) with apiserverArgs until
@@ -127,6 +144,7 @@ func RunAPIServer(etcd EtcdOptions, apiserverArgs []string) int {
 			debug.SetGCPercent(ControlPlaneGCPercent)
 			if os.Getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(ControlPlaneMemoryLimit)
+				go followLiveHeap(ControlPlaneMemoryLimit, 5*time.Second)
 			}
 		}
 	}
