@@ -6,9 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flotilla-io/flotilla/internal/testproc"
 )
 
 // BenchmarkPropagationExternal is BenchmarkPropagation against a control
@@ -75,27 +76,7 @@ func externalControlPlane(h *harness, run func(args ...string) string) {
 }
 
 // background starts FLOTILLA_BIN with args, its output in log, and stops it
-// (SIGTERM, then SIGKILL after 15 s) when the bench ends.
+// when the bench ends.
 func background(b *testing.B, log string, args ...string) {
-	f, err := os.Create(log)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(os.Getenv("FLOTILLA_BIN"), args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		f.Close()
-	})
+	testproc.Background(b, os.Getenv("FLOTILLA_BIN"), log, args...)
 }

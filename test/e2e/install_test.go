@@ -2,55 +2,23 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flotilla-io/flotilla/internal/helmchart"
+	"github.com/flotilla-io/flotilla/internal/testproc"
 )
 
-// freePort returns a TCP port free on 127.0.0.1 right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testproc.FreePort(t) }
 
-// background starts the binary with args, its output in log; it is killed
+// background starts the binary with args, its output in log; it is stopped
 // when the test ends.
 func background(t *testing.T, log string, args ...string) *exec.Cmd {
-	t.Helper()
-	f, err := os.Create(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(flotillaBin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		f.Close()
-	})
-	return cmd
+	return testproc.Background(t, flotillaBin, log, args...)
 }
 
 // TestExternalControlPlane runs Flotilla on a kube-apiserver it does not

@@ -1,0 +1,58 @@
+// Package testproc runs Flotilla's binary beside a test or benchmark: a
+// component started in the background and stopped when the test ends, on a
+// free local port.
+package testproc
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// StopGrace is how long a background process has to exit after SIGTERM
+// before it is killed.
+const StopGrace = 15 * time.Second
+
+// Background starts bin with args, its stdout and stderr in the file log,
+// and stops it when t ends (SIGTERM, then SIGKILL after StopGrace). It fails
+// t when the log cannot be created or the process cannot start.
+func Background(t testing.TB, bin, log string, args ...string) *exec.Cmd {
+	t.Helper()
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(StopGrace):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		f.Close()
+	})
+	return cmd
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 right now (another process
+// may take it before the caller binds it).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
