@@ -7,8 +7,12 @@
 // `kubectl describe` shows a short history and the API server is not
 // written to on every reconcile.
 //
-// Outcomes are remembered in memory: after a restart the first outcome of
-// each object is raised again, which is harmless for events.
+// Outcomes are remembered in memory. After a restart, the first outcome of
+// an object created before the process started is raised again only when it
+// is a failure: a success there is almost always the re-check of what the
+// previous process already reported, and raising it again for every object
+// (tens of thousands after a restart at scale) would flood the API server
+// with events exactly when the restarted controllers need it most.
 package eventrecord
 
 import (
@@ -80,6 +84,12 @@ const maxRemembered = 200_000
 // as a Normal event with message okMsg; otherwise a Warning with the
 // error's text. Objects after the first may be nil and are then skipped.
 func (r *Recorder) Outcome(op Operation, err error, okMsg string, objs ...runtime.Object) {
+	r.outcome(op, err, okMsg, false, objs...)
+}
+
+// outcome is Outcome; happened says that every success is news (Happened),
+// so that a first success after a restart is raised too.
+func (r *Recorder) outcome(op Operation, err error, okMsg string, happened bool, objs ...runtime.Object) {
 	if r == nil || r.Events == nil || len(objs) == 0 || objs[0] == nil {
 		return
 	}
@@ -97,6 +107,7 @@ func (r *Recorder) Outcome(op Operation, err error, okMsg string, objs ...runtim
 		r.mu.Unlock()
 		return
 	}
+	quiet := !seen && err == nil && !happened && createdBeforeStart(objs[0])
 	if r.last == nil || r.size >= maxRemembered {
 		r.last, r.size = map[string]map[string]string{}, 0
 	}
@@ -110,6 +121,9 @@ func (r *Recorder) Outcome(op Operation, err error, okMsg string, objs ...runtim
 	}
 	ops[op.Succeed] = msg
 	r.mu.Unlock()
+	if quiet {
+		return
+	}
 	for _, o := range objs {
 		if o == nil {
 			continue
@@ -142,7 +156,21 @@ func (r *Recorder) Happened(op Operation, err error, okMsg string, objs ...runti
 		}
 		r.mu.Unlock()
 	}
-	r.Outcome(op, err, okMsg, objs...)
+	r.outcome(op, err, okMsg, true, objs...)
+}
+
+// processStart is when this process started (this package was loaded).
+var processStart = time.Now()
+
+// createdBeforeStart says whether obj has a creationTimestamp older than the
+// process (false when it has none).
+func createdBeforeStart(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	created := m.GetCreationTimestamp()
+	return !created.IsZero() && created.Time.Before(processStart.Truncate(time.Second))
 }
 
 // Forget drops what is remembered of subject, once it is deleted.

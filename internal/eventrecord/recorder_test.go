@@ -55,6 +55,24 @@ func TestOutcomeRaisesOnTransitionsOnly(t *testing.T) {
 	}
 }
 
+func TestFirstSuccessOfAnObjectOlderThanTheProcessIsQuiet(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	r := &Recorder{Events: fake}
+	old := cm("old")
+	old.CreationTimestamp = metav1.NewTime(processStart.Add(-time.Hour))
+	r.Outcome(syncWork, nil, "synced", old)                  // a re-check after a restart: nothing
+	r.Outcome(syncWork, errors.New("broken"), "synced", old) // failures are raised
+	r.Outcome(syncWork, nil, "synced", old)                  // and so is the recovery
+	r.Happened(Operation{Succeed: "PreemptPolicySucceed"}, nil, "preempted", old)
+	fresh := cm("new")
+	fresh.CreationTimestamp = metav1.NewTime(processStart.Add(time.Hour))
+	r.Outcome(syncWork, nil, "synced", fresh) // created while this process runs: raised
+	want := []string{"Warning SyncWorkFailed broken", "Normal SyncWorkSucceed synced", "Normal PreemptPolicySucceed preempted", "Normal SyncWorkSucceed synced"}
+	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
 func TestOutcomeIsPerSubjectAndOperation(t *testing.T) {
 	fake := record.NewFakeRecorder(100)
 	r := &Recorder{Events: fake}

@@ -40,6 +40,22 @@ func Options(workers int) controller.Options {
 	return controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter[reconcile.Request]()}
 }
 
+// StatusPriority is the priority of a re-check that only reports status
+// (a member object changed): below a real change, such as a new Work to
+// apply, so that under a sustained burst applying comes first; above what a
+// first list finds (handler.LowPriority).
+const StatusPriority = handler.LowPriority / 2
+
+// AddStatus adds item to q after the delay at StatusPriority when q is a
+// priority queue; other queues get a plain AddAfter.
+func AddStatus[T comparable](q workqueue.TypedRateLimitingInterface[T], after time.Duration, item T) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[T]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(StatusPriority)}, item)
+		return
+	}
+	q.AddAfter(item, after)
+}
+
 // AddInitial adds item to q after the delay, at controller-runtime's low
 // priority (handler.LowPriority) when q is a priority queue (the default for
 // controller-runtime controllers): for events that only report what already

@@ -239,9 +239,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WatchesRawSource(source.Channel(r.MemberChanges, handler.Funcs{
 			// A new member object reports status several times within
-			// moments; gathering them writes the Work's status once.
+			// moments; gathering them writes the Work's status once. Below
+			// Works to apply: under a sustained burst a Work created last
+			// must not wait behind the status of every copy made before it.
 			GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-				q.AddAfter(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, StatusDelay)
+				reconcilequeue.AddStatus(q, StatusDelay, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
 			},
 		})).
 		// What a member informer's first list finds only re-checks Works
