@@ -49,11 +49,7 @@ const StatusPriority = handler.LowPriority / 2
 // AddStatus adds item to q after the delay at StatusPriority when q is a
 // priority queue; other queues get a plain AddAfter.
 func AddStatus[T comparable](q workqueue.TypedRateLimitingInterface[T], after time.Duration, item T) {
-	if pq, ok := q.(priorityqueue.PriorityQueue[T]); ok {
-		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(StatusPriority)}, item)
-		return
-	}
-	q.AddAfter(item, after)
+	addAt(q, StatusPriority, after, item)
 }
 
 // AddInitial adds item to q after the delay, at controller-runtime's low
@@ -63,8 +59,14 @@ func AddStatus[T comparable](q workqueue.TypedRateLimitingInterface[T], after ti
 // such as a new template, are not queued behind re-checking everything that
 // is already right. Other queues get a plain AddAfter.
 func AddInitial[T comparable](q workqueue.TypedRateLimitingInterface[T], after time.Duration, item T) {
+	addAt(q, handler.LowPriority, after, item)
+}
+
+// addAt adds item to q after the delay at priority when q is a priority
+// queue, else with a plain AddAfter.
+func addAt[T comparable](q workqueue.TypedRateLimitingInterface[T], priority int, after time.Duration, item T) {
 	if pq, ok := q.(priorityqueue.PriorityQueue[T]); ok {
-		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(handler.LowPriority)}, item)
+		pq.AddWithOpts(priorityqueue.AddOpts{After: after, Priority: ptr.To(priority)}, item)
 		return
 	}
 	q.AddAfter(item, after)
