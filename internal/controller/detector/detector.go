@@ -246,10 +246,10 @@ func hasVerbs(verbs metav1.Verbs, want ...string) bool {
 }
 
 // handleTemplates enqueues a template on every change but its status
-// writes (what the first list finds goes to the backlog), and records the changes a Lazy policy waits for: a template
-// created while the detector runs (or of a kind discovered after it
-// started, when atStart is false), and every later change by a user
-// (template.ChangedByUser).
+// writes (what the first list finds goes to the backlog), and records the
+// changes a Lazy policy waits for: a template created while the detector
+// runs (or of a kind discovered after it started, when atStart is false),
+// and every later change by a user (template.ChangedByUser).
 func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, inf cache.SharedIndexInformer, atStart bool) {
 	keyOf := func(obj any) (templateKey, bool) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
