@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flotilla-io/flotilla/internal/localstack"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -124,9 +125,8 @@ func (h *harness) restartControllerManager() (killed time.Time, proc string) {
 	return killed, proc
 }
 
-// controllerManagerReadyURL is the controller manager's /readyz, from the
-// stack's ports.json.
-func (h *harness) controllerManagerReadyURL() string {
+// ports is the stack's ports.json: each component's ports by key.
+func (h *harness) ports() map[string]int {
 	data, err := os.ReadFile(filepath.Join(h.dataDir, "ports.json"))
 	if err != nil {
 		h.b.Fatal(err)
@@ -135,9 +135,16 @@ func (h *harness) controllerManagerReadyURL() string {
 	if err := json.Unmarshal(data, &ports); err != nil {
 		h.b.Fatalf("ports.json: %v", err)
 	}
-	port := ports["flotilla/controller-manager"]
+	return ports
+}
+
+// controllerManagerReadyURL is the controller manager's /readyz, from the
+// stack's ports.json.
+func (h *harness) controllerManagerReadyURL() string {
+	ports := h.ports()
+	port := ports[localstack.ControllerManagerHealthPort]
 	if port == 0 {
-		h.b.Fatalf("ports.json has no flotilla/controller-manager port: %s", data)
+		h.b.Fatalf("ports.json has no %s port: %v", localstack.ControllerManagerHealthPort, ports)
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
 }

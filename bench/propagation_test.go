@@ -534,22 +534,7 @@ func benchPropagationOn(b *testing.B, h *harness) {
 			names = append(names, fmt.Sprintf("burst-%04d", i))
 		}
 		start := time.Now()
-		work := make(chan string)
-		var wg sync.WaitGroup
-		for range 32 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := range work {
-					h.create(n)
-				}
-			}()
-		}
-		for _, n := range names {
-			work <- n
-		}
-		close(work)
-		wg.Wait()
+		parallel(names, h.create)
 		created := time.Since(start)
 		burst, last := h.latencies(names, 10*time.Minute)
 		allIn := last.Sub(start)

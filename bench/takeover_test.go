@@ -2,14 +2,12 @@ package bench
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -43,23 +41,8 @@ func BenchmarkLeaderTakeover(b *testing.B) {
 			names = append(names, fmt.Sprintf("burst-%04d", i))
 		}
 		start := time.Now()
-		work := make(chan string)
-		var wg sync.WaitGroup
-		for range 32 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := range work {
-					h.create(n)
-				}
-			}()
-		}
-		go func() {
-			for _, n := range names {
-				work <- n
-			}
-			close(work)
-		}()
+		created := make(chan struct{})
+		go func() { parallel(names, h.create); close(created) }()
 		h.waitFor("200 of the burst in every member", 5*time.Minute, func() bool {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -78,7 +61,7 @@ func BenchmarkLeaderTakeover(b *testing.B) {
 		}
 		h.waitFor("the standby to lead", 2*time.Minute, func() bool { return isLeader(standby) })
 		takeover := time.Since(killed)
-		wg.Wait()
+		<-created
 		_, last := h.latencies(names, 10*time.Minute)
 		for i, m := range h.members {
 			list, err := m.AppsV1().Deployments(ns).List(b.Context(), metav1.ListOptions{})
@@ -107,14 +90,7 @@ func BenchmarkLeaderTakeover(b *testing.B) {
 // manager and of one standing by, from ports.json and each one's
 // leader_election_master_status gauge.
 func (h *harness) leaders() (leader, standby string) {
-	data, err := os.ReadFile(filepath.Join(h.dataDir, "ports.json"))
-	if err != nil {
-		h.b.Fatal(err)
-	}
-	var ports map[string]int
-	if err := json.Unmarshal(data, &ports); err != nil {
-		h.b.Fatalf("ports.json: %v", err)
-	}
+	ports := h.ports()
 	h.waitFor("a leading controller manager", time.Minute, func() bool {
 		leader, standby = "", ""
 		for _, key := range []string{localstack.ControllerManagerMetricsPort, localstack.ControllerManagerMetricsPort + "-2"} {
