@@ -606,6 +606,11 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		if err := mgr.Add(s.detector); err != nil {
 			return nil, nil, fmt.Errorf("add the detector: %w", err)
 		}
+		// Its informers are caches like the manager's: /readyz waits
+		// for them too.
+		if err := mgr.AddReadyzCheck("template-caches", s.detector.Synced); err != nil {
+			return nil, nil, fmt.Errorf("add the detector's readiness check: %w", err)
+		}
 	}
 	return mgr, s, nil
 }

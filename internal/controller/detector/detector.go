@@ -8,9 +8,12 @@ package detector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -116,6 +119,11 @@ type Detector struct {
 	// found after it are new to the control plane.
 	discovered bool
 	kick       chan struct{}
+	// warmOnce runs warmup once, from Warmup or else from Start; warmErr
+	// is its outcome, and firstPass is set once its discovery has run.
+	warmOnce  sync.Once
+	warmErr   error
+	firstPass atomic.Bool
 	// subscribers are told of template changes (Subscribe).
 	subscribers []func(schema.GroupVersionKind, string, string)
 }
@@ -129,11 +137,25 @@ func New(c client.Client, cache crcache.Cache, dyn dynamic.Interface, disc disco
 	}
 }
 
-// NeedLeaderElection makes the detector run only on the leader.
+// NeedLeaderElection makes the detector's workers run only on the leader;
+// its informers run on every replica (Warmup).
 func (d *Detector) NeedLeaderElection() bool { return true }
 
-// Start runs discovery, the template informers and the workers until ctx ends.
-func (d *Detector) Start(ctx context.Context) error {
+// Warmup starts discovery and the template informers, on every replica
+// before leader election (controller-runtime runs it for each runnable that
+// has it), so that a replica taking over has its templates listed already
+// and the binding and status controllers, which read templates from here,
+// have them at once. What the informers deliver before this replica leads
+// waits in the queues. It returns once the informers are started, without
+// waiting for their first lists (see Synced); they and periodic discovery
+// run until ctx ends. Errors: the manager's cache refused an informer for
+// policies, bindings or CRDs.
+func (d *Detector) Warmup(ctx context.Context) error {
+	d.warmOnce.Do(func() { d.warmErr = d.warmup(ctx) })
+	return d.warmErr
+}
+
+func (d *Detector) warmup(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("detector")
 	ctx = klog.NewContext(ctx, logger)
 	// A plain queue: controller-runtime's priority queue (which would put
@@ -141,9 +163,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	// 1,000 templates a quarter more time (bench/README.md, cold start).
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(reconcilequeue.RateLimiter[templateKey](),
 		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
-	defer d.queue.ShutDown()
 	d.backlog = workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[templateKey]{Name: "detector-backlog"})
-	defer d.backlog.ShutDown()
 	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)
 	d.kick = make(chan struct{}, 1)
 	if d.Workers == 0 {
@@ -153,28 +173,64 @@ func (d *Detector) Start(ctx context.Context) error {
 		d.RediscoverEvery = 30 * time.Second
 	}
 	if err := d.watchPolicies(ctx); err != nil {
+		d.queue.ShutDown()
+		d.backlog.ShutDown()
 		return err
 	}
 	if err := d.discover(ctx); err != nil {
 		logger.Error(err, "Initial discovery was partial; retrying periodically")
 	}
+	d.firstPass.Store(true)
+	go func() {
+		defer d.queue.ShutDown()
+		defer d.backlog.ShutDown()
+		tick := time.NewTicker(d.RediscoverEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			case <-d.kick:
+			}
+			if err := d.discover(ctx); err != nil {
+				logger.Error(err, "Discovery failed")
+			}
+		}
+	}()
+	return nil
+}
+
+// Start runs the workers until ctx ends, once this replica leads; it warms
+// up first when Warmup has not run.
+func (d *Detector) Start(ctx context.Context) error {
+	if err := d.Warmup(ctx); err != nil {
+		return err
+	}
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("detector"))
 	for range d.Workers {
 		go d.work(ctx)
 	}
 	go d.feedBacklog()
-	tick := time.NewTicker(d.RediscoverEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		case <-d.kick:
-		}
-		if err := d.discover(ctx); err != nil {
-			logger.Error(err, "Discovery failed")
+	<-ctx.Done()
+	return nil
+}
+
+// Synced is a readiness check (healthz.Checker's shape): nil once the
+// first discovery has run and every template informer it started has
+// listed; otherwise an error saying what is still loading.
+func (d *Detector) Synced(*http.Request) error {
+	if !d.firstPass.Load() {
+		return errors.New("the detector has not discovered the template kinds yet")
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for gvr, w := range d.watching {
+		if !w.informer.HasSynced() {
+			return fmt.Errorf("the detector has not listed %s yet", gvr.GroupResource())
 		}
 	}
+	return nil
 }
 
 // discover starts an informer for every listable, watchable, creatable
