@@ -242,6 +242,13 @@ func Run(ctx context.Context, o Options) error {
 	if slices.ContainsFunc(shared.enabledNames(), func(n string) bool { return n != "scheduler" }) {
 		metrics.RegisterControllerManager()
 	}
+	for _, warm := range shared.warmups {
+		go func() {
+			if err := warm(ctx); err != nil {
+				log.Error(err, "Warm-up failed; the manager will report it as it starts")
+			}
+		}()
+	}
 	return mgr.Start(ctx)
 }
 
@@ -467,13 +474,17 @@ func (s *shared) collector() setup {
 
 // shared is what the controllers of one manager share.
 type shared struct {
-	opts      Options
-	on        map[string]bool
-	mgr       ctrl.Manager
-	client    client.Client
-	dynamic   dynamic.Interface
-	members   *membercluster.Registry
-	detector  *detector.Detector
+	opts     Options
+	on       map[string]bool
+	mgr      ctrl.Manager
+	client   client.Client
+	dynamic  dynamic.Interface
+	members  *membercluster.Registry
+	detector *detector.Detector
+	// warmups start before the manager does, so their lists run beside
+	// the manager's cache's instead of after it (controller-runtime calls
+	// them again, as warm-up runnables; each runs once).
+	warmups   []func(context.Context) error
 	execution *execution.Reconciler
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
 	// nothing).
@@ -611,6 +622,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		if err := mgr.AddReadyzCheck("template-caches", s.detector.Synced); err != nil {
 			return nil, nil, fmt.Errorf("add the detector's readiness check: %w", err)
 		}
+		s.warmups = append(s.warmups, s.detector.Warmup)
 	}
 	return mgr, s, nil
 }

@@ -213,6 +213,10 @@ func (d *Detector) Start(ctx context.Context) error {
 	}
 	go d.feedBacklog()
 	<-ctx.Done()
+	// Leadership (or the process) has ended: the workers stop here, not
+	// when the manager's context ends. A detector is never started twice.
+	d.backlog.ShutDown()
+	d.queue.ShutDown()
 	return nil
 }
 
@@ -652,6 +656,11 @@ func (d *Detector) work(ctx context.Context) {
 		key, quit := d.queue.Get()
 		if quit {
 			return
+		}
+		if ctx.Err() != nil {
+			// Shutting down: what is left stays for the next leader's list.
+			d.queue.Done(key)
+			continue
 		}
 		err := d.reconcile(ctx, key)
 		if err != nil {

@@ -1,6 +1,7 @@
 package detector
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -71,8 +72,22 @@ func TestWarmupListsTemplatesAndOnlyStartReconcilesThem(t *testing.T) {
 		t.Fatalf("backlog before Start: %d templates, want 1 (nothing reconciled before leading)", n)
 	}
 
-	go func() { _ = d.Start(t.Context()) }()
+	leading, stepDown := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	go func() { _ = d.Start(leading); close(stopped) }()
 	waitUntil(t, "the backlog handed to the workers", func() bool { return d.backlog.Len() == 0 && d.queue.Len() == 0 })
+
+	// Leadership ends before the manager does: Start returns and its
+	// workers stop with it, although the informers run on.
+	stepDown()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return after its context ended")
+	}
+	if !d.queue.ShuttingDown() {
+		t.Fatal("the detector's queue is still open after Start returned; its workers would run on")
+	}
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
