@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ func BenchmarkFailover(b *testing.B) {
 		count = v
 	}
 	h := startHarness(b, "--feature-gates=Failover=true", "--controller-manager-arg=--enable-no-execute-taint-eviction=true")
+	if os.Getenv("BENCH_DEBUG") != "" {
+		// Keep the stack's logs (the data directory goes with the bench).
+		b.Cleanup(func() { _ = os.CopyFS("/tmp/failover-logs", os.DirFS(filepath.Join(h.dataDir, "logs"))) })
+	}
 	const fns = "failover"
 	h.applyIn("", `apiVersion: v1
 kind: Namespace
@@ -169,8 +174,30 @@ spec:
 			return false
 		})
 		tainted := time.Since(failed)
-		h.waitFor("every binding off member1", 10*time.Minute, func() bool { return placed("member2=2") == count })
+		before, _ := writeCounts(h.cp)
+		// How many bindings were off member1 at each second after the
+		// taint: a slow start and a slow tail look different.
+		var progress []string
+		next := time.Now().Add(time.Second)
+		h.waitFor("every binding off member1", 10*time.Minute, func() bool {
+			n := placed("member2=2")
+			if time.Now().After(next) {
+				progress = append(progress, strconv.Itoa(n))
+				next = next.Add(time.Second)
+			}
+			return n == count
+		})
 		rescheduled := time.Since(failed)
+		after, _ := writeCounts(h.cp)
+		var writes []string
+		for k, v := range after {
+			if d := v - before[k]; d > 0 {
+				writes = append(writes, fmt.Sprintf("%s %.0f", k, d))
+			}
+		}
+		slices.Sort(writes)
+		b.Logf("bindings off member1 at each second after the taint: %s", strings.Join(progress, " "))
+		b.Logf("control-plane writes from the taint to the last binding (events and leases left out): %s", strings.Join(writes, ", "))
 		h.waitFor("every copy in member2 at 2 replicas", 10*time.Minute, func() bool { return onMember2(2, false) == count })
 		copies := time.Since(failed)
 		h.waitFor("every replica ready in member2", 10*time.Minute, func() bool { return onMember2(2, true) == count })
