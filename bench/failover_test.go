@@ -42,10 +42,6 @@ func BenchmarkFailover(b *testing.B) {
 		count = v
 	}
 	h := startHarness(b, "--feature-gates=Failover=true", "--controller-manager-arg=--enable-no-execute-taint-eviction=true")
-	if os.Getenv("BENCH_DEBUG") != "" {
-		// Keep the stack's logs (the data directory goes with the bench).
-		b.Cleanup(func() { _ = os.CopyFS("/tmp/failover-logs", os.DirFS(filepath.Join(h.dataDir, "logs"))) })
-	}
 	const fns = "failover"
 	h.applyIn("", `apiVersion: v1
 kind: Namespace

@@ -219,6 +219,17 @@ func startHarnessOn(b *testing.B, controlPlane func(h *harness, run func(args ..
 	run(args...)
 	b.Logf("stack ready in %s", time.Since(start).Round(100*time.Millisecond))
 	b.Cleanup(func() { run("down", "--data-dir", h.dataDir) })
+	if os.Getenv("BENCH_DEBUG") != "" {
+		// Keep the stack's logs: the data directory goes with the bench.
+		// (Cleanups run last first: this copy runs before the stack stops.)
+		keep := filepath.Join(os.TempDir(), b.Name()+"-logs")
+		b.Cleanup(func() {
+			_ = os.RemoveAll(keep)
+			if err := os.CopyFS(keep, os.DirFS(filepath.Join(h.dataDir, "logs"))); err == nil {
+				fmt.Printf("the stack's logs are kept in %s\n", keep)
+			}
+		})
+	}
 	h.kubeconfig, h.context = filepath.Join(h.dataDir, "karmada.config"), "karmada-apiserver"
 	if controlPlane != nil {
 		controlPlane(h, run)
