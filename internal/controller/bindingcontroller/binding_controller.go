@@ -104,17 +104,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			CreateFunc: func(event.CreateEvent) bool { return false }, // written by this controller
 			UpdateFunc: func(e event.UpdateEvent) bool { return specOrMetadata.Update(e) },
 		})).
-		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
-		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
+		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn), builder.WithPredicates(notFirstList)).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn), builder.WithPredicates(notFirstList)).
 		// Overrides select clusters by labels and by provider, region and
 		// zone (spec): a cluster that gains, loses or changes them changes
 		// the renderings of every binding; a cluster that goes or comes
 		// back changes which Works can exist.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(notFirstList, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(reconcilequeue.Options(8)).
 		Complete(r)
 }
+
+// notFirstList drops the Creates of an informer's first list: they report
+// what existed when the process started, and every binding is queued by its
+// own first list already.
+var notFirstList = predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList }}
 
 // bindingsIn re-renders the bindings an override policy or a cluster may
 // affect: those in its namespace, or all for a cluster-scoped object.

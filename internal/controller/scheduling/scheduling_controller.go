@@ -78,7 +78,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.newBinding(), builder.WithPredicates(countIncoming)).
 		WatchesRawSource(r.wakeup.Source()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
-			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if e.IsInInitialList {
+					return // every binding is queued by its own first list
+				}
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {

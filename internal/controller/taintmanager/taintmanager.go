@@ -64,6 +64,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.Kind.Empty()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				if e.IsInInitialList {
+					return // every binding is queued by its own first list
+				}
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
