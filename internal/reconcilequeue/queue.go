@@ -9,7 +9,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -71,3 +73,11 @@ func addAt[T comparable](q workqueue.TypedRateLimitingInterface[T], priority int
 	}
 	q.AddAfter(item, after)
 }
+
+// NotInitialList drops the Create events of an informer's first list
+// (event.CreateEvent.IsInInitialList) and passes every other event. For a
+// watch whose Create fans out to many items, such as a Cluster queueing
+// every binding: after a restart, what the first list finds already
+// existed, and each item is queued by its own first list anyway. A Cluster
+// created later still fans out.
+var NotInitialList = predicate.Funcs{CreateFunc: func(e event.CreateEvent) bool { return !e.IsInInitialList }}

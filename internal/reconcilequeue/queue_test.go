@@ -3,7 +3,9 @@ package reconcilequeue
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 // A priority queue hands out real changes first, then status re-checks,
@@ -22,5 +24,18 @@ func TestStatusAndInitialItemsWaitBehindChanges(t *testing.T) {
 	}
 	if want := []string{"change", "status", "listed"}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+func TestNotInitialListDropsOnlyFirstListCreates(t *testing.T) {
+	obj := &corev1.ConfigMap{}
+	if NotInitialList.Create(event.CreateEvent{Object: obj, IsInInitialList: true}) {
+		t.Error("a Create from the first list passed")
+	}
+	if !NotInitialList.Create(event.CreateEvent{Object: obj}) {
+		t.Error("a Create after the first list was dropped")
+	}
+	if !NotInitialList.Update(event.UpdateEvent{ObjectOld: obj, ObjectNew: obj}) || !NotInitialList.Delete(event.DeleteEvent{Object: obj}) {
+		t.Error("an Update or Delete was dropped")
 	}
 }

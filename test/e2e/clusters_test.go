@@ -59,6 +59,21 @@ func TestClusterCommands(t *testing.T) {
 		t.Errorf("--orphan: member3's Deployment is %q, want it left running with 2 replicas", got)
 	}
 	refused("no such cluster", "unjoin", "member3")
+	// Placed on every cluster while member3 is away: joining it again
+	// reschedules the binding onto it.
+	s.mustApply(t, "", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: everywhere, namespace: apps}
+data: {k: v}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: everywhere, namespace: apps}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: everywhere}]
+  placement: {}
+`)
+	s.waitFor(t, "v", "member1", "configmap", "everywhere", "-n", "apps", "-o", "jsonpath={.data.k}")
 
 	// Joined again from its kubeconfig; bad joins are refused first.
 	refused("--cluster-kubeconfig is required", "join", "member3")
@@ -84,6 +99,7 @@ current-context: x
 	if got := s.get("", "cluster", "member3", "-o", "jsonpath={.spec.syncMode}/{.spec.region}"); !strings.HasPrefix(got, "Push/") || got == "Push/" {
 		t.Errorf("joined Cluster syncMode/region %q: want Push and the region from the member's node labels", got)
 	}
+	s.waitFor(t, "v", "member3", "configmap", "everywhere", "-n", "apps", "-o", "jsonpath={.data.k}")
 	s.mustApply(t, "", deploymentYAML("apps", "placed", 1, "nginx")+"---\n"+policyTo("apps", "placed", "Deployment", "placed", "member3"))
 	s.waitFor(t, "1", "member3", "deploy", "placed", "-n", "apps", "-o", "jsonpath={.spec.replicas}")
 

@@ -104,14 +104,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			CreateFunc: func(event.CreateEvent) bool { return false }, // written by this controller
 			UpdateFunc: func(e event.UpdateEvent) bool { return specOrMetadata.Update(e) },
 		})).
-		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
-		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn)).
+		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn), builder.WithPredicates(reconcilequeue.NotInitialList)).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn), builder.WithPredicates(reconcilequeue.NotInitialList)).
 		// Overrides select clusters by labels and by provider, region and
 		// zone (spec): a cluster that gains, loses or changes them changes
 		// the renderings of every binding; a cluster that goes or comes
 		// back changes which Works can exist.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn),
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			builder.WithPredicates(reconcilequeue.NotInitialList, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		WithOptions(reconcilequeue.Options(8)).
 		Complete(r)
 }

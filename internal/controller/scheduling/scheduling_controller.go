@@ -94,7 +94,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
-		}).
+		}, builder.WithPredicates(reconcilequeue.NotInitialList)).
 		WithOptions(reconcilequeue.Options(4)).
 		Complete(r)
 }
