@@ -171,6 +171,8 @@ spec:
 		})
 		tainted := time.Since(failed)
 		before, _ := writeCounts(h.cp)
+		cpuBefore := h.processCPU()
+		h.profileWindow("failover", 8)
 		// How many bindings were off member1 at each second after the
 		// taint: a slow start and a slow tail look different.
 		var progress []string
@@ -184,6 +186,7 @@ spec:
 			return n == count
 		})
 		rescheduled := time.Since(failed)
+		cpuAfter := h.processCPU()
 		after, _ := writeCounts(h.cp)
 		var writes []string
 		for k, v := range after {
@@ -194,6 +197,7 @@ spec:
 		slices.Sort(writes)
 		b.Logf("bindings off member1 at each second after the taint: %s", strings.Join(progress, " "))
 		b.Logf("control-plane writes from the taint to the last binding (events and leases left out): %s", strings.Join(writes, ", "))
+		b.Logf("CPU used from the taint to the last binding: %s", cpuDiff(cpuBefore, cpuAfter))
 		h.waitFor("every copy in member2 at 2 replicas", 10*time.Minute, func() bool { return onMember2(2, false) == count })
 		copies := time.Since(failed)
 		h.waitFor("every replica ready in member2", 10*time.Minute, func() bool { return onMember2(2, true) == count })

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -602,4 +604,120 @@ func fullyApplied(rb *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// profileWindow, when BENCH_PROFILE_DIR is set, takes CPU profiles over the
+// next `seconds` of the control plane's API server (its /debug/pprof, as
+// an admin) and, when BENCH_PPROF is set, of the controller manager, into
+// BENCH_PROFILE_DIR/<name>-apiserver.pprof and <name>-controller-manager.pprof.
+// It returns at once; failures are logged, not fatal.
+func (h *harness) profileWindow(name string, seconds int) {
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		h.b.Logf("profile dir: %v", err)
+		return
+	}
+	save := func(file string, fetch func() ([]byte, error)) {
+		raw, err := fetch()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, file), raw, 0o644)
+		}
+		if err != nil {
+			h.b.Logf("profile %s: %v", file, err)
+		}
+	}
+	query := fmt.Sprintf("seconds=%d", seconds)
+	go save(name+"-apiserver.pprof", func() ([]byte, error) {
+		return h.cp.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(seconds)).
+			Timeout(time.Duration(seconds+30) * time.Second).DoRaw(context.Background())
+	})
+	if addr := os.Getenv("BENCH_PPROF"); addr != "" {
+		go save(name+"-controller-manager.pprof", func() ([]byte, error) {
+			resp, err := http.Get("http://" + addr + "/debug/pprof/profile?" + query)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			return io.ReadAll(resp.Body)
+		})
+	}
+}
+
+// processCPU returns the CPU time (user + system) each of the stack's
+// processes has used so far, keyed by a short name (the component and
+// cluster from its command line) plus "machine" (every CPU's busy time):
+// subtract two readings to see who used the CPU over a window. Linux only;
+// processes it cannot read are left out.
+func (h *harness) processCPU() map[string]time.Duration {
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	out := map[string]time.Duration{}
+	if raw, err := os.ReadFile("/proc/stat"); err == nil {
+		f := strings.Fields(strings.SplitN(string(raw), "\n", 2)[0]) // cpu user nice system idle iowait ...
+		for i, v := range f[1:] {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && i != 3 && i != 4 {
+				out["machine"] += time.Duration(n) * tick
+			}
+		}
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(cmd), h.dataDir) {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: utime is the 12th, stime the 13th.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+		name := filepath.Base(args[0])
+		if len(args) > 1 {
+			name += " " + args[1]
+		}
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "--etcd-name="); ok {
+				name += " " + v
+			}
+			if v, ok := strings.CutPrefix(a, "--cluster-name="); ok {
+				name += " " + v
+			}
+		}
+		out[name] += time.Duration(u+s) * tick
+	}
+	return out
+}
+
+// cpuDiff formats after - before of two processCPU readings, largest first,
+// as "name 1.2s".
+func cpuDiff(before, after map[string]time.Duration) string {
+	type use struct {
+		name string
+		d    time.Duration
+	}
+	var uses []use
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			uses = append(uses, use{k, d})
+		}
+	}
+	sort.Slice(uses, func(i, j int) bool { return uses[i].d > uses[j].d })
+	var parts []string
+	for _, u := range uses {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", u.name, u.d.Seconds()))
+	}
+	return strings.Join(parts, ", ")
 }
