@@ -164,6 +164,7 @@ func Run(ctx context.Context, o Options) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var gone atomic.Bool
+	counted := health.Counting(mgr)
 	status := &cluster.Reconciler{Client: mgr.GetClient(), Members: members, Agent: o.ClusterName,
 		OnGone: func() {
 			log.Info("The Cluster was deleted on the control plane (unjoined or unregistered): the agent stops")
@@ -171,7 +172,7 @@ func Run(ctx context.Context, o Options) error {
 			stop()
 		},
 		StatusUpdateFrequency: o.StatusUpdateFrequency, FailureThreshold: o.FailureThreshold, SuccessThreshold: o.SuccessThreshold}
-	if err := status.SetupWithManager(mgr); err != nil {
+	if err := status.SetupWithManager(counted); err != nil {
 		return fmt.Errorf("set up the cluster status controller: %w", err)
 	}
 	// The controller manager's propagation shortcuts that apply here: a
@@ -183,11 +184,11 @@ func Run(ctx context.Context, o Options) error {
 		Events: &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("karmada-agent"), Busy: gate.Busy,
 			MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()},
 		Executes: func(c string) bool { return c == o.ClusterName }}
-	if err := exec.SetupWithManager(mgr); err != nil {
+	if err := exec.SetupWithManager(counted); err != nil {
 		return fmt.Errorf("set up the execution controller: %w", err)
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := health.Add(mgr); err != nil {
+		if err := health.Add(counted); err != nil {
 			return err
 		}
 	}

@@ -54,3 +54,27 @@ func TestNoControllerImportsAnother(t *testing.T) {
 		t.Fatal("no controller sources found: run from internal/controller")
 	}
 }
+
+// TestEveryControllerUsesTheSharedQueueOptions fails when a controller is
+// built without reconcilequeue.Options: the controller manager's /readyz
+// counts the controllers whose workers have started through the queue
+// those options make, and would never pass.
+func TestEveryControllerUsesTheSharedQueueOptions(t *testing.T) {
+	files, err := filepath.Glob("*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		built := strings.Count(string(src), "NewControllerManagedBy(") + strings.Count(string(src), "controller.New(")
+		if opts := strings.Count(string(src), "reconcilequeue.Options("); opts < built {
+			t.Errorf("%s builds %d controllers with %d reconcilequeue.Options: give each WithOptions(reconcilequeue.Options(workers))", f, built, opts)
+		}
+	}
+}

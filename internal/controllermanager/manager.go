@@ -214,6 +214,7 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("Starting controller manager", "controllers", strings.Join(shared.enabledNames(), ","), "fastPaths", o.FastPaths.String(),
 		"preemption", features.Or(o.Features).Enabled(features.PropagationPolicyPreemption), "propagateDeps", features.Or(o.Features).Enabled(features.PropagateDeps),
 		"multiClusterService", features.Or(o.Features).Enabled(features.MultiClusterService))
+	counted := health.Counting(mgr)
 	for _, b := range builders {
 		if !shared.on[b.name] {
 			continue
@@ -223,13 +224,13 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("set up the %s controller: %w", b.name, err)
 		}
 		for _, s := range setups {
-			if err := s.SetupWithManager(mgr); err != nil {
+			if err := s.SetupWithManager(counted); err != nil {
 				return fmt.Errorf("set up the %s controller (%T): %w", b.name, s, err)
 			}
 		}
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := health.Add(mgr); err != nil {
+		if err := health.Add(counted); err != nil {
 			return err
 		}
 	}

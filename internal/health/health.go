@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
 // CacheSyncWait bounds how long one /readyz request waits for the caches.
@@ -20,16 +23,39 @@ const CacheSyncWait = time.Second
 // errNotSynced is the failing readiness check's answer.
 var errNotSynced = errors.New("the informer caches have not synced yet")
 
-// Add adds the manager's probes: /healthz answers 200 while the process
-// serves (a ping), /readyz only once the manager's informer caches have
-// started and synced, so that a process which cannot list what it watches
-// (no access to the control plane yet, missing RBAC) is not ready. Errors:
-// the manager refused a check.
-func Add(mgr manager.Manager) error {
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+// Manager is a controller-runtime manager that counts the controllers set
+// up through it (pass it to SetupWithManager), for Add's readiness check.
+type Manager struct {
+	manager.Manager
+	controllers int
+}
+
+// Counting wraps mgr.
+func Counting(mgr manager.Manager) *Manager { return &Manager{Manager: mgr} }
+
+// Add counts r when it is a controller, and adds it to the manager.
+func (m *Manager) Add(r manager.Runnable) error {
+	if _, ok := r.(controller.Controller); ok {
+		m.controllers++
+	}
+	return m.Manager.Add(r)
+}
+
+// Add adds the manager's probes, once every controller is set up: /healthz
+// answers 200 while the process serves (a ping); /readyz passes once the
+// manager's informer caches have started and synced, so that a process
+// which cannot list what it watches (no access to the control plane yet,
+// missing RBAC) is not ready, and, on the leader, once every controller
+// set up through m has started its workers (ControllersRunning; each is
+// built with reconcilequeue.Options). Errors: the manager refused a check.
+func Add(m *Manager) error {
+	if err := m.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("informer-caches", CachesSynced(mgr.GetCache())); err != nil {
+	if err := m.AddReadyzCheck("informer-caches", CachesSynced(m.GetCache())); err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	if err := m.AddReadyzCheck("controllers", ControllersRunning(m.Elected(), m.controllers, reconcilequeue.RunningControllers)); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
 	return nil
@@ -50,6 +76,36 @@ func CachesSynced(c Syncer) healthz.Checker {
 		defer cancel()
 		if !c.WaitForCacheSync(ctx) {
 			return errNotSynced
+		}
+		return nil
+	}
+}
+
+// errNotRunning is the failing controllers check's answer.
+type errNotRunning struct{ running, want int }
+
+func (e errNotRunning) Error() string {
+	return fmt.Sprintf("%d of %d controllers have started their workers", e.running, e.want)
+}
+
+// ControllersRunning is a readiness check for a manager that runs want
+// controllers: it passes while the manager has not been elected leader (a
+// standby is ready once its caches are, so that a rolling update can go on)
+// and, once elected (or at once without leader election), only when
+// running() reports at least want controllers with their workers started.
+// A controller starts its workers only after each of its watches has
+// replayed its informer's first list, which after a restart with many
+// objects comes seconds after the caches have synced: until then the
+// process is not yet acting on changes.
+func ControllersRunning(elected <-chan struct{}, want int, running func() int) healthz.Checker {
+	return func(*http.Request) error {
+		select {
+		case <-elected:
+		default:
+			return nil
+		}
+		if n := running(); n < want {
+			return errNotRunning{n, want}
 		}
 		return nil
 	}

@@ -4,6 +4,15 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // cache is a Syncer whose caches sync when synced is closed.
@@ -36,5 +45,48 @@ func TestAGoneClientIsNotKeptWaiting(t *testing.T) {
 	req := httptest.NewRequest("GET", "/readyz", nil).WithContext(ctx)
 	if err := CachesSynced(cache{synced: make(chan struct{})})(req); err == nil {
 		t.Error("ready for a request whose client went away")
+	}
+}
+
+func TestControllersRunningOnlyWhenLeading(t *testing.T) {
+	elected := make(chan struct{})
+	n := 0
+	check := ControllersRunning(elected, 2, func() int { return n })
+	req := httptest.NewRequest("GET", "/readyz", nil)
+	if err := check(req); err != nil {
+		t.Errorf("a standby with no controllers running: %v, want ready", err)
+	}
+	close(elected)
+	if err := check(req); err == nil || err.Error() != "0 of 2 controllers have started their workers" {
+		t.Errorf("the leader with none running: %v, want not ready, naming the count", err)
+	}
+	n = 2
+	if err := check(req); err != nil {
+		t.Errorf("the leader with both running: %v, want ready", err)
+	}
+}
+
+// Controllers set up through a Counting manager are counted; nothing else
+// added to it is.
+func TestCountingCountsControllers(t *testing.T) {
+	mgr, err := manager.New(&rest.Config{Host: "http://127.0.0.1:1"}, manager.Options{
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Counting(mgr)
+	noop := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	for _, name := range []string{"a", "b"} {
+		if err := builder.ControllerManagedBy(m).Named(name).For(&corev1.ConfigMap{}).Complete(noop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Add(manager.RunnableFunc(func(context.Context) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if m.controllers != 2 {
+		t.Errorf("counted %d controllers, want 2", m.controllers)
 	}
 }

@@ -37,9 +37,12 @@ func RateLimiter[T comparable]() workqueue.TypedRateLimiter[T] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[T](BaseDelay, MaxDelay)
 }
 
-// Options gives a controller `workers` parallel reconcilers and RateLimiter.
+// Options gives a controller `workers` parallel reconcilers, RateLimiter,
+// and controller-runtime's priority queue, whose first use by a worker
+// counts the controller in RunningControllers. Every Flotilla controller is
+// built with it (the controller manager's readiness counts on that).
 func Options(workers int) controller.Options {
-	return controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter[reconcile.Request]()}
+	return controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter[reconcile.Request](), NewQueue: newQueue}
 }
 
 // StatusPriority is the priority of a re-check that only reports status

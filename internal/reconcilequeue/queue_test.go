@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // A priority queue hands out real changes first, then status re-checks,
@@ -37,5 +38,27 @@ func TestNotInitialListDropsOnlyFirstListCreates(t *testing.T) {
 	}
 	if !NotInitialList.Update(event.UpdateEvent{ObjectOld: obj, ObjectNew: obj}) || !NotInitialList.Delete(event.DeleteEvent{Object: obj}) {
 		t.Error("an Update or Delete was dropped")
+	}
+}
+
+// A controller counts as running from its workers' first Get to its queue's
+// shutdown.
+func TestRunningFromFirstGetToShutDown(t *testing.T) {
+	q := newQueue("running-test", RateLimiter[reconcile.Request]())
+	before := RunningControllers()
+	q.Add(reconcile.Request{})
+	if got := RunningControllers(); got != before {
+		t.Fatalf("running before any Get: %d, want %d", got, before)
+	}
+	pq := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if _, _, shutdown := pq.GetWithPriority(); shutdown {
+		t.Fatal("queue shut down")
+	}
+	if got := RunningControllers(); got != before+1 {
+		t.Errorf("running after the first Get: %d, want %d", got, before+1)
+	}
+	q.ShutDown()
+	if got := RunningControllers(); got != before {
+		t.Errorf("running after ShutDown: %d, want %d", got, before)
 	}
 }

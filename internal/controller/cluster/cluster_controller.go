@@ -33,6 +33,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/metrics"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
 // Finalizer holds a Cluster until its execution namespace, and with it every
@@ -115,7 +116,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Named("cluster-status")
 		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.Agent }))
 	}
-	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).Complete(r)
+	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).WithOptions(reconcilequeue.Options(1)).Complete(r)
 }
 
 func (r *Reconciler) now() time.Time {

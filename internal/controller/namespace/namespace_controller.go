@@ -33,6 +33,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
 // SkipAutoPropagationLabel, set to "true" on a namespace, keeps it on the
@@ -74,8 +75,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("namespace-sync").
 		For(&corev1.Namespace{}).
 		Watches(&clusterv1alpha1.Cluster{}, all,
-			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		Watches(&policyv1alpha1.ClusterOverridePolicy{}, all).
+			builder.WithPredicates(reconcilequeue.NotInitialList, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, all, builder.WithPredicates(reconcilequeue.NotInitialList)).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			if o.GetLabels()[SyncLabel] != "true" || len(o.(*workv1alpha1.Work).Spec.Workload.Manifests) == 0 {
 				return nil
@@ -91,6 +92,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			CreateFunc: func(event.CreateEvent) bool { return false },
 			UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() },
 		})).
+		WithOptions(reconcilequeue.Options(1)).
 		Complete(r)
 }
 

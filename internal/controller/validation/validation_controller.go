@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flotilla-io/flotilla/api/events"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
 
@@ -51,7 +52,7 @@ func Kinds(c client.Client, rec record.EventRecorder) []*Reconciler {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named(r.Name).For(r.New()).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named(r.Name).For(r.New()).WithOptions(reconcilequeue.Options(1)).Complete(r)
 }
 
 // Reconcile validates one object and reports a changed verdict as an event.
