@@ -170,7 +170,10 @@ spec:
 			return false
 		})
 		tainted := time.Since(failed)
-		before, _ := writeCounts(h.cp)
+		before, err := writeCounts(h.cp)
+		if err != nil {
+			b.Logf("control-plane write counts before the window: %v (the writes below are totals)", err)
+		}
 		cpuBefore := h.processCPU()
 		h.profileWindow("failover", 8)
 		// How many bindings were off member1 at each second after the
@@ -187,7 +190,10 @@ spec:
 		})
 		rescheduled := time.Since(failed)
 		cpuAfter := h.processCPU()
-		after, _ := writeCounts(h.cp)
+		after, err := writeCounts(h.cp)
+		if err != nil {
+			b.Logf("control-plane write counts after the window: %v", err)
+		}
 		var writes []string
 		for k, v := range after {
 			if d := v - before[k]; d > 0 {

@@ -243,10 +243,13 @@ func Run(ctx context.Context, o Options) error {
 	if slices.ContainsFunc(shared.enabledNames(), func(n string) bool { return n != "scheduler" }) {
 		metrics.RegisterControllerManager()
 	}
-	for _, warm := range shared.warmups {
+	if shared.detectorAdded {
+		// The detector's lists start before the manager does, beside the
+		// manager's cache's instead of after it (controller-runtime calls
+		// Warmup again, as a warm-up runnable; it runs once).
 		go func() {
-			if err := warm(ctx); err != nil {
-				log.Error(err, "Warm-up failed; the manager will report it as it starts")
+			if err := shared.detector.Warmup(ctx); err != nil {
+				log.Error(err, "The detector's warm-up failed; the manager will report it as it starts")
 			}
 		}()
 	}
@@ -482,11 +485,10 @@ type shared struct {
 	dynamic  dynamic.Interface
 	members  *membercluster.Registry
 	detector *detector.Detector
-	// warmups start before the manager does, so their lists run beside
-	// the manager's cache's instead of after it (controller-runtime calls
-	// them again, as warm-up runnables; each runs once).
-	warmups   []func(context.Context) error
-	execution *execution.Reconciler
+	// detectorAdded: the detector runs in this process (it is the
+	// template cache of several controllers).
+	detectorAdded bool
+	execution     *execution.Reconciler
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
 	// nothing).
 	gate   *statusgate.Gate
@@ -623,7 +625,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		if err := mgr.AddReadyzCheck("template-caches", s.detector.Synced); err != nil {
 			return nil, nil, fmt.Errorf("add the detector's readiness check: %w", err)
 		}
-		s.warmups = append(s.warmups, s.detector.Warmup)
+		s.detectorAdded = true
 	}
 	return mgr, s, nil
 }
