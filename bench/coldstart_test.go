@@ -79,7 +79,15 @@ func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
 func (h *harness) allWrites() map[string]float64 {
 	out := map[string]float64{}
 	add := func(prefix string, c kubernetes.Interface) {
-		w, err := writeCounts(c)
+		// A busy API server (30,000 status reports) may time a scrape
+		// out: try again for a minute before giving up the run.
+		var w map[string]float64
+		var err error
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Second) {
+			if w, err = writeCounts(c); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil {
 			h.b.Fatalf("read %s's request counts: %v", prefix, err)
 		}
