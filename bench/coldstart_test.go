@@ -38,6 +38,12 @@ var coldCount = func() int {
 // (POST, PUT, PATCH, DELETE, APPLY) by resource (with subresource), leaving
 // out leases and events, which every component writes all the time.
 func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
+	return requestCounts(c, false)
+}
+
+// requestCounts is writeCounts, or with reads too (GET, LIST, WATCH; keys
+// then start with the verb) when reads is set.
+func requestCounts(c kubernetes.Interface, reads bool) (map[string]float64, error) {
 	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		return nil, err
@@ -56,8 +62,14 @@ func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
 			k, v, _ := strings.Cut(kv, "=")
 			labels[k] = strings.Trim(v, `"`)
 		}
+		key := ""
 		switch labels["verb"] {
 		case "POST", "PUT", "PATCH", "DELETE", "APPLY":
+		case "GET", "LIST", "WATCH":
+			if !reads {
+				continue
+			}
+			key = labels["verb"] + " "
 		default:
 			continue
 		}
@@ -65,7 +77,7 @@ func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
 			continue
 		}
 		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		key := labels["resource"]
+		key += labels["resource"]
 		if labels["subresource"] != "" {
 			key += "/" + labels["subresource"]
 		}
@@ -201,6 +213,7 @@ func BenchmarkColdStart(b *testing.B) {
 		return n >= coldCount
 	})
 	b.Logf("%d templates in every member after %s", coldCount, time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "%d templates in every member after %s; settling\n", coldCount, time.Since(start).Round(time.Second))
 	// Let status reports and the like settle: no write for 15 s.
 	settle := func() map[string]float64 {
 		prev, quiet := h.allWrites(), time.Now()
@@ -229,6 +242,7 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 
 	// 1. Restart and count writes until quiet again.
+	fmt.Fprintf(os.Stderr, "settled after %s; restarting the controller manager\n", time.Since(start).Round(time.Second))
 	killed, proc := h.restartControllerManager()
 	spawned := time.Now()
 	ready := waitReady()
@@ -247,6 +261,7 @@ func BenchmarkColdStart(b *testing.B) {
 		ready.Sub(killed).Round(100*time.Millisecond), ready.Sub(spawned).Round(100*time.Millisecond), writes, lines, rss)
 
 	// 2. Restart again and propagate a new template as soon as it is ready.
+	fmt.Fprintf(os.Stderr, "restart 1 done after %s; restarting again for the probe\n", time.Since(start).Round(time.Second))
 	killed, _ = h.restartControllerManager()
 	spawned = time.Now()
 	ready = waitReady()

@@ -170,9 +170,9 @@ spec:
 			return false
 		})
 		tainted := time.Since(failed)
-		before, err := writeCounts(h.cp)
+		before, err := requestCounts(h.cp, true)
 		if err != nil {
-			b.Logf("control-plane write counts before the window: %v (the writes below are totals)", err)
+			b.Logf("control-plane request counts before the window: %v (the writes below are totals)", err)
 		}
 		cpuBefore := h.processCPU()
 		h.profileWindow("failover", 8)
@@ -190,9 +190,9 @@ spec:
 		})
 		rescheduled := time.Since(failed)
 		cpuAfter := h.processCPU()
-		after, err := writeCounts(h.cp)
+		after, err := requestCounts(h.cp, true)
 		if err != nil {
-			b.Logf("control-plane write counts after the window: %v", err)
+			b.Logf("control-plane request counts after the window: %v", err)
 		}
 		var writes []string
 		for k, v := range after {
@@ -202,7 +202,7 @@ spec:
 		}
 		slices.Sort(writes)
 		b.Logf("bindings off member1 at each second after the taint: %s", strings.Join(progress, " "))
-		b.Logf("control-plane writes from the taint to the last binding (events and leases left out): %s", strings.Join(writes, ", "))
+		b.Logf("control-plane requests from the taint to the last binding (events and leases left out; reads start with their verb): %s", strings.Join(writes, ", "))
 		b.Logf("CPU used from the taint to the last binding: %s", cpuDiff(cpuBefore, cpuAfter))
 		h.waitFor("every copy in member2 at 2 replicas", 10*time.Minute, func() bool { return onMember2(2, false) == count })
 		copies := time.Since(failed)

@@ -243,7 +243,7 @@ func Run(ctx context.Context, o Options) error {
 	if slices.ContainsFunc(shared.enabledNames(), func(n string) bool { return n != "scheduler" }) {
 		metrics.RegisterControllerManager()
 	}
-	if shared.detectorAdded {
+	if shared.detectorRuns() {
 		// The detector's lists start before the manager does, beside the
 		// manager's cache's instead of after it (controller-runtime calls
 		// Warmup again, as a warm-up runnable; it runs once).
@@ -478,17 +478,14 @@ func (s *shared) collector() setup {
 
 // shared is what the controllers of one manager share.
 type shared struct {
-	opts     Options
-	on       map[string]bool
-	mgr      ctrl.Manager
-	client   client.Client
-	dynamic  dynamic.Interface
-	members  *membercluster.Registry
-	detector *detector.Detector
-	// detectorAdded: the detector runs in this process (it is the
-	// template cache of several controllers).
-	detectorAdded bool
-	execution     *execution.Reconciler
+	opts      Options
+	on        map[string]bool
+	mgr       ctrl.Manager
+	client    client.Client
+	dynamic   dynamic.Interface
+	members   *membercluster.Registry
+	detector  *detector.Detector
+	execution *execution.Reconciler
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
 	// nothing).
 	gate   *statusgate.Gate
@@ -614,9 +611,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	}
 	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
 		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
-	if on["detector"] || on["binding"] || on["status"] || on[dependencies.ControllerName] {
-		// The detector's informers are the template cache of the binding
-		// and status controllers too.
+	if s.detectorRuns() {
 		if err := mgr.Add(s.detector); err != nil {
 			return nil, nil, fmt.Errorf("add the detector: %w", err)
 		}
@@ -625,7 +620,13 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		if err := mgr.AddReadyzCheck("template-caches", s.detector.Synced); err != nil {
 			return nil, nil, fmt.Errorf("add the detector's readiness check: %w", err)
 		}
-		s.detectorAdded = true
 	}
 	return mgr, s, nil
+}
+
+// detectorRuns reports whether the detector runs in this process: its
+// informers are the template cache of the binding, status and dependencies
+// controllers too.
+func (s *shared) detectorRuns() bool {
+	return s.on["detector"] || s.on["binding"] || s.on["status"] || s.on[dependencies.ControllerName]
 }

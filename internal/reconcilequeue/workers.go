@@ -68,16 +68,19 @@ func (q *markingQueue) Get() (reconcile.Request, bool) {
 	return q.PriorityQueue.Get()
 }
 
-func (q *markingQueue) ShutDown() {
+// unmark marks the controller stopped.
+func (q *markingQueue) unmark() {
 	running.Lock()
 	delete(running.names, q.name)
 	running.Unlock()
+}
+
+func (q *markingQueue) ShutDown() {
+	q.unmark()
 	q.PriorityQueue.ShutDown()
 }
 
 func (q *markingQueue) ShutDownWithDrain() {
-	running.Lock()
-	delete(running.names, q.name)
-	running.Unlock()
+	q.unmark()
 	q.PriorityQueue.ShutDownWithDrain()
 }
