@@ -55,10 +55,32 @@ func Add(m *Manager) error {
 	if err := m.AddReadyzCheck("informer-caches", CachesSynced(m.GetCache())); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
-	if err := m.AddReadyzCheck("controllers", ControllersRunning(m.Elected(), m.controllers, reconcilequeue.RunningControllers)); err != nil {
+	leading, err := leadership(m.Manager)
+	if err != nil {
+		return err
+	}
+	if err := m.AddReadyzCheck("controllers", ControllersRunning(leading, m.controllers, reconcilequeue.RunningControllers)); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
 	return nil
+}
+
+// leadership returns a channel closed the moment mgr starts the runnables
+// that need the election (at once without leader election). The
+// manager's Elected() closes only once every controller has started, so
+// it cannot tell a standby from a leader whose controllers are still
+// replaying their first lists; a runnable of that group starts before the
+// controllers' workers. Errors: the manager refused the runnable.
+func leadership(mgr manager.Manager) (<-chan struct{}, error) {
+	leading := make(chan struct{})
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		close(leading)
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return nil, fmt.Errorf("add the leadership marker: %w", err)
+	}
+	return leading, nil
 }
 
 // Syncer is the part of a cache CachesSynced asks (controller-runtime's
@@ -89,18 +111,18 @@ func (e errNotRunning) Error() string {
 }
 
 // ControllersRunning is a readiness check for a manager that runs want
-// controllers: it passes while the manager has not been elected leader (a
-// standby is ready once its caches are, so that a rolling update can go on)
-// and, once elected (or at once without leader election), only when
-// running() reports at least want controllers with their workers started.
+// controllers: it passes until leading is closed (a standby is ready once
+// its caches are, so that a rolling update can go on) and then, once the
+// process leads (at once without leader election), only when running()
+// reports at least want controllers with their workers started.
 // A controller starts its workers only after each of its watches has
 // replayed its informer's first list, which after a restart with many
 // objects comes seconds after the caches have synced: until then the
 // process is not yet acting on changes.
-func ControllersRunning(elected <-chan struct{}, want int, running func() int) healthz.Checker {
+func ControllersRunning(leading <-chan struct{}, want int, running func() int) healthz.Checker {
 	return func(*http.Request) error {
 		select {
-		case <-elected:
+		case <-leading:
 		default:
 			return nil
 		}

@@ -4,15 +4,19 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
 // cache is a Syncer whose caches sync when synced is closed.
@@ -89,4 +93,63 @@ func TestCountingCountsControllers(t *testing.T) {
 	if m.controllers != 2 {
 		t.Errorf("counted %d controllers, want 2", m.controllers)
 	}
+}
+
+// syncGate is a watch source that has synced once synced is closed.
+type syncGate struct{ synced chan struct{} }
+
+func (s syncGate) Start(context.Context, workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	return nil
+}
+
+func (s syncGate) WaitForSync(ctx context.Context) error {
+	select {
+	case <-s.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Without leader election the process leads at once, while a controller
+// whose first list has not been replayed has not started its workers: the
+// controllers check must then hold readiness back (the manager's Elected()
+// would only close once every controller has started).
+func TestLeadingBeforeControllersStart(t *testing.T) {
+	mgr, err := manager.New(&rest.Config{Host: "http://127.0.0.1:1"}, manager.Options{
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Counting(mgr)
+	src := syncGate{synced: make(chan struct{})}
+	noop := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	if err := builder.ControllerManagedBy(m).Named("leading-test").WatchesRawSource(src).
+		WithOptions(reconcilequeue.Options(1)).Complete(noop); err != nil {
+		t.Fatal(err)
+	}
+	leading, err := leadership(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = m.Start(ctx) }()
+	select {
+	case <-leading:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leadership marker never started")
+	}
+	check := ControllersRunning(leading, m.controllers, func() int { return 0 })
+	if err := check(httptest.NewRequest("GET", "/readyz", nil)); err == nil {
+		t.Error("ready while the only controller waits for its first list")
+	}
+	select {
+	case <-m.Elected():
+		t.Error("Elected() closed before the controller started (the check could have relied on it)")
+	default:
+	}
+	close(src.synced)
 }

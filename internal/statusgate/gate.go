@@ -5,15 +5,20 @@
 package statusgate
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
 // Gate puts propagation before status reporting. Flotilla writes two kinds
@@ -204,9 +209,16 @@ type Wakeup chan event.GenericEvent
 // NewWakeup returns a Wakeup with room for a burst of releases.
 func NewWakeup() Wakeup { return make(Wakeup, 1024) }
 
-// Source enqueues each released object's namespace/name.
+// Source enqueues each released object's namespace/name, at once and at
+// reconcilequeue.StatusPriority: a released report is still a status
+// report, so in a priority queue it waits behind real changes (a new Work
+// to apply) rather than beside them.
 func (w Wakeup) Source() source.Source {
-	return source.Channel((<-chan event.GenericEvent)(w), &handler.EnqueueRequestForObject{})
+	return source.Channel((<-chan event.GenericEvent)(w), handler.Funcs{
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			reconcilequeue.AddStatus(q, 0, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
+		},
+	})
 }
 
 // Release returns a release function for Gate.Park that enqueues obj's key.

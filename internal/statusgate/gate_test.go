@@ -1,13 +1,20 @@
 package statusgate
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 )
 
 // guard bounds every wait for the release loop. It is a failure guard
@@ -357,5 +364,23 @@ func BenchmarkGateBusy(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		g.Busy()
+	}
+}
+
+// A released report reaches a priority queue below a real change.
+func TestWakeupEnqueuesAtStatusPriority(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := priorityqueue.New[reconcile.Request]("wakeup-test")
+	defer q.ShutDown()
+	w := NewWakeup()
+	if err := w.Source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "released"}}
+	w.Release(obj)()
+	req, priority, _ := q.GetWithPriority()
+	if req.Name != "released" || priority != reconcilequeue.StatusPriority {
+		t.Errorf("got %v at priority %d, want ns/released at %d", req, priority, reconcilequeue.StatusPriority)
 	}
 }
