@@ -188,7 +188,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("set up the execution controller: %w", err)
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := health.Add(counted); err != nil {
+		if err := health.Add(counted, false); err != nil {
 			return err
 		}
 	}

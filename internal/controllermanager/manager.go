@@ -230,7 +230,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := health.Add(counted); err != nil {
+		if err := health.Add(counted, o.LeaderElect); err != nil {
 			return err
 		}
 	}

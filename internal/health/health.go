@@ -47,17 +47,27 @@ func (m *Manager) Add(r manager.Runnable) error {
 // which cannot list what it watches (no access to the control plane yet,
 // missing RBAC) is not ready, and, on the leader, once every controller
 // set up through m has started its workers (ControllersRunning; each is
-// built with reconcilequeue.Options). Errors: the manager refused a check.
-func Add(m *Manager) error {
+// built with reconcilequeue.Options). leaderElection says whether the
+// manager runs with leader election: without it the process leads from
+// the start, so readiness waits for the workers from the start. Errors:
+// the manager refused a check.
+func Add(m *Manager, leaderElection bool) error {
 	if err := m.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
 	if err := m.AddReadyzCheck("informer-caches", CachesSynced(m.GetCache())); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
-	leading, err := leadership(m.Manager)
-	if err != nil {
-		return err
+	var leading <-chan struct{}
+	if leaderElection {
+		var err error
+		if leading, err = leadership(m.Manager); err != nil {
+			return err
+		}
+	} else {
+		led := make(chan struct{})
+		close(led)
+		leading = led
 	}
 	if err := m.AddReadyzCheck("controllers", ControllersRunning(leading, m.controllers, reconcilequeue.RunningControllers)); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
@@ -66,11 +76,11 @@ func Add(m *Manager) error {
 }
 
 // leadership returns a channel closed the moment mgr starts the runnables
-// that need the election (at once without leader election). The
-// manager's Elected() closes only once every controller has started, so
-// it cannot tell a standby from a leader whose controllers are still
-// replaying their first lists; a runnable of that group starts before the
-// controllers' workers. Errors: the manager refused the runnable.
+// that need the election, that is once this process has won it. Until
+// then the process is a standby (or still warming up: the manager starts
+// that group only after its caches and warm-up runnables, such as the
+// detector's template lists, are done). Errors: the manager refused the
+// runnable.
 func leadership(mgr manager.Manager) (<-chan struct{}, error) {
 	leading := make(chan struct{})
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
