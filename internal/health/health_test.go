@@ -70,9 +70,10 @@ func TestControllersRunningOnlyWhenLeading(t *testing.T) {
 	}
 }
 
-// Controllers set up through a Counting manager are counted; nothing else
-// added to it is.
-func TestCountingCountsControllers(t *testing.T) {
+// newCountingManager is a Counting manager on an unreachable API server
+// (nothing here lists anything) that serves no endpoints.
+func newCountingManager(t *testing.T) *Manager {
+	t.Helper()
 	mgr, err := manager.New(&rest.Config{Host: "http://127.0.0.1:1"}, manager.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -80,8 +81,16 @@ func TestCountingCountsControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Counting(mgr)
-	noop := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+	return Counting(mgr)
+}
+
+// noop is a reconciler that does nothing.
+var noop = reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+
+// Controllers set up through a Counting manager are counted; nothing else
+// added to it is.
+func TestCountingCountsControllers(t *testing.T) {
+	m := newCountingManager(t)
 	for _, name := range []string{"a", "b"} {
 		if err := builder.ControllerManagedBy(m).Named(name).For(&corev1.ConfigMap{}).Complete(noop); err != nil {
 			t.Fatal(err)
@@ -115,16 +124,8 @@ func (s syncGate) WaitForSync(ctx context.Context) error {
 // while a controller whose first list has not been replayed has not started
 // its workers: the controllers check then holds readiness back.
 func TestLeadingBeforeControllersStart(t *testing.T) {
-	mgr, err := manager.New(&rest.Config{Host: "http://127.0.0.1:1"}, manager.Options{
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := Counting(mgr)
+	m := newCountingManager(t)
 	src := syncGate{synced: make(chan struct{})}
-	noop := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
 	if err := builder.ControllerManagedBy(m).Named("leading-test").WatchesRawSource(src).
 		WithOptions(reconcilequeue.Options(1)).Complete(noop); err != nil {
 		t.Fatal(err)
