@@ -114,6 +114,8 @@ func (h *harness) allWrites() map[string]float64 {
 	return out
 }
 
+// diffWrites returns what each counter of before (requestCounts) grew by
+// in after, as sorted "key count" lines, and the sum.
 func diffWrites(before, after map[string]float64) (total float64, lines []string) {
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,7 +171,7 @@ spec:
 		tainted := time.Since(failed)
 		before, err := requestCounts(h.cp, true)
 		if err != nil {
-			b.Logf("control-plane request counts before the window: %v (the writes below are totals)", err)
+			b.Logf("control-plane request counts before the window: %v (the requests below are totals)", err)
 		}
 		cpuBefore := h.processCPU()
 		h.profileWindow("failover", 8)
@@ -194,15 +193,9 @@ spec:
 		if err != nil {
 			b.Logf("control-plane request counts after the window: %v", err)
 		}
-		var writes []string
-		for k, v := range after {
-			if d := v - before[k]; d > 0 {
-				writes = append(writes, fmt.Sprintf("%s %.0f", k, d))
-			}
-		}
-		slices.Sort(writes)
+		_, requests := diffWrites(before, after)
 		b.Logf("bindings off member1 at each second after the taint: %s", strings.Join(progress, " "))
-		b.Logf("control-plane requests from the taint to the last binding (events and leases left out; reads start with their verb): %s", strings.Join(writes, ", "))
+		b.Logf("control-plane requests from the taint to the last binding (events and leases left out; reads start with their verb): %s", strings.Join(requests, ", "))
 		b.Logf("CPU used from the taint to the last binding: %s", cpuDiff(cpuBefore, cpuAfter))
 		h.waitFor("every copy in member2 at 2 replicas", 10*time.Minute, func() bool { return onMember2(2, false) == count })
 		copies := time.Since(failed)
