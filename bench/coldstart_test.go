@@ -41,9 +41,10 @@ func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
 	return requestCounts(c, false)
 }
 
-// requestCounts is writeCounts, or with reads too (GET, LIST, WATCH; keys
-// then start with the verb) when reads is set.
-func requestCounts(c kubernetes.Interface, reads bool) (map[string]float64, error) {
+// requestCounts is writeCounts, or with all every request when all is set:
+// reads too (GET, LIST, WATCH; keys then start with the verb), leases and
+// events.
+func requestCounts(c kubernetes.Interface, all bool) (map[string]float64, error) {
 	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		return nil, err
@@ -66,14 +67,14 @@ func requestCounts(c kubernetes.Interface, reads bool) (map[string]float64, erro
 		switch labels["verb"] {
 		case "POST", "PUT", "PATCH", "DELETE", "APPLY":
 		case "GET", "LIST", "WATCH":
-			if !reads {
+			if !all {
 				continue
 			}
 			key = labels["verb"] + " "
 		default:
 			continue
 		}
-		if labels["resource"] == "leases" || labels["resource"] == "events" || labels["dry_run"] != "" {
+		if labels["dry_run"] != "" || !all && (labels["resource"] == "leases" || labels["resource"] == "events") {
 			continue
 		}
 		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)

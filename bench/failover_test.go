@@ -195,7 +195,7 @@ spec:
 		}
 		_, requests := diffWrites(before, after)
 		b.Logf("bindings off member1 at each second after the taint: %s", strings.Join(progress, " "))
-		b.Logf("control-plane requests from the taint to the last binding (events and leases left out; reads start with their verb): %s", strings.Join(requests, ", "))
+		b.Logf("control-plane requests from the taint to the last binding (reads start with their verb): %s", strings.Join(requests, ", "))
 		b.Logf("CPU used from the taint to the last binding: %s", cpuDiff(cpuBefore, cpuAfter))
 		h.waitFor("every copy in member2 at 2 replicas", 10*time.Minute, func() bool { return onMember2(2, false) == count })
 		copies := time.Since(failed)

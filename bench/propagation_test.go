@@ -532,6 +532,25 @@ func benchPropagationOn(b *testing.B, h *harness) {
 			hops = h.hopTable(names)
 			h.stopHops()
 			ten = h.steady("s10", 300, 10)
+			// The burst starts from a settled stack: every binding so far
+			// fully applied, so that no status report of the steady
+			// phases (which may wait up to statusgate.StatusMaxDefer)
+			// lands in the burst's figures.
+			settle := time.Now()
+			// Polled each second: a list of every binding each 100 ms
+			// would load the control plane it waits for.
+			for settled := false; !settled; {
+				if time.Since(settle) > 5*time.Minute {
+					b.Fatal("timed out after 5m waiting for every binding of the steady phases to be fully applied")
+				}
+				time.Sleep(time.Second)
+				l, err := h.dyn.Resource(rbGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+				settled = err == nil && len(l.Items) > 0
+				for i := 0; settled && i < len(l.Items); i++ {
+					settled = fullyApplied(&l.Items[i])
+				}
+			}
+			fmt.Printf("steady phases settled (every binding fully applied) %.1fs after the last create\n", time.Since(settle).Seconds())
 		}
 
 		h.stopHops()
@@ -546,11 +565,17 @@ func benchPropagationOn(b *testing.B, h *harness) {
 		for i := range burstSize {
 			names = append(names, fmt.Sprintf("burst-%04d", i))
 		}
+		before, err := requestCounts(h.cp, true)
+		if err != nil {
+			b.Logf("control-plane request counts before the burst: %v (the requests below are totals)", err)
+		}
+		cpuStart := h.processCPU()
 		start := time.Now()
 		parallel(names, h.create)
 		created := time.Since(start)
 		burst, last := h.latencies(names, 10*time.Minute)
 		allIn := last.Sub(start)
+		cpuIn := h.processCPU()
 
 		// From a watch: listing every binding or template each 100 ms would
 		// load the control plane whose work is measured.
@@ -574,6 +599,12 @@ func benchPropagationOn(b *testing.B, h *harness) {
 			})
 		}
 		aggregated := time.Since(start)
+		if after, err := requestCounts(h.cp, true); err == nil {
+			total, requests := diffWrites(before, after)
+			fmt.Printf("control-plane requests from the burst's start to the last aggregated status (%.0f; reads start with their verb): %s\n", total, strings.Join(requests, ", "))
+		}
+		fmt.Printf("CPU used from the burst's start until every copy was in: %s\nand from then until every status was aggregated: %s\n",
+			cpuDiff(cpuStart, cpuIn), cpuDiff(cpuIn, h.processCPU()))
 		if hook := os.Getenv("BENCH_HOOK"); hook != "" {
 			_ = exec.Command("sh", "-c", hook, "after", h.dataDir).Run()
 		}

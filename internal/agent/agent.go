@@ -87,6 +87,9 @@ type Options struct {
 	// /healthz and /readyz (ready once the caches have synced); "0" or ""
 	// disables.
 	MetricsAddr, HealthAddr string
+	// PprofAddr serves Go's /debug/pprof (--profiling-bind-address, as
+	// karmada-agent); "" or "0" disables.
+	PprofAddr string
 	// Features are the feature gates; nil means the defaults.
 	Features featuregate.FeatureGate
 	// SkipNameValidation lets Run be called again in one process (tests).
@@ -141,6 +144,7 @@ func Run(ctx context.Context, o Options) error {
 		Scheme:                 controlplane.NewScheme(),
 		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress: o.HealthAddr,
+		PprofBindAddress:       o.PprofAddr,
 		Controller:             config.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
@@ -178,8 +182,10 @@ func Run(ctx context.Context, o Options) error {
 	// The controller manager's propagation shortcuts that apply here: a
 	// member object just created stands in for its informer copy, and
 	// status reports (and success events) give way while Works are being
-	// applied (statusgate), so a burst reaches the member first.
-	gate := statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
+	// applied (statusgate), so a burst reaches the member first. The quiet
+	// is longer than the controller manager's: the control plane's
+	// propagation shows here only as Works arriving, with gaps between them.
+	gate := statusgate.NewGate(statusgate.AgentStatusQuiet, statusgate.StatusMaxDefer)
 	exec := &execution.Reconciler{Client: mgr.GetClient(), Members: members, Interpreter: interp, Gate: gate, ReadYourWrites: true,
 		Events: &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("karmada-agent"), Busy: gate.Busy,
 			MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()},

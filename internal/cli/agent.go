@@ -79,6 +79,7 @@ running what it has, nothing is deleted, and the agent catches up when it return
 	fl.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", cluster.DefaultSuccessThreshold, "how long the member must keep passing its probes before Ready turns True again")
 	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
 	fl.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
+	fl.StringVar(&o.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
 	logs = addLoggingFlags(fl)
 	gates := features.New()
 	gates.AddFlag(fl)
