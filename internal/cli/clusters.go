@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"os"
@@ -218,7 +219,17 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 			}
 			ctx, cancel := context2(cmd, wait+time.Minute)
 			defer cancel()
-			if err := join.Unjoin(ctx, c, o); err != nil {
+			err = join.Unjoin(ctx, c, o)
+			if r.pull && o.Member != nil && errors.Is(err, join.ErrNoSuchCluster) {
+				// Gone already (an earlier unregister timed out while
+				// the agent was away): what is left is in the member.
+				if err := bootstrap.RemoveAgentCredentials(ctx, o.Member); err != nil {
+					return fmt.Errorf("unregister %s: %w", args[0], err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is gone from the control plane already; removed the agent's credentials from the member\n", args[0])
+				return nil
+			}
+			if err != nil {
 				return err
 			}
 			if r.pull && o.Member != nil && wait > 0 {

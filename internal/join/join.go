@@ -6,6 +6,7 @@ package join
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -286,15 +287,19 @@ type UnjoinOptions struct {
 	Wait time.Duration
 }
 
+// ErrNoSuchCluster is Unjoin's error for a name no Cluster has.
+var ErrNoSuchCluster = errors.New("no such cluster")
+
 // Unjoin deletes the Cluster o.ClusterName, which makes the controllers
 // remove its Works and (unless o.Orphan) their objects in the member, and
 // its credentials Secret. With o.Wait it waits until the Cluster is gone.
-// Errors: no such cluster, the wait timed out (saying what still holds it).
+// Errors: no such cluster (ErrNoSuchCluster), the wait timed out (saying
+// what still holds it).
 func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := cp.Get(ctx, client.ObjectKey{Name: o.ClusterName}, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("unjoin %s: no such cluster (kubectl get clusters lists them)", o.ClusterName)
+			return fmt.Errorf("unjoin %s: %w (kubectl get clusters lists them)", o.ClusterName, ErrNoSuchCluster)
 		}
 		return fmt.Errorf("unjoin %s: %w", o.ClusterName, err)
 	}

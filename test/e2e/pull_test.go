@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,14 +142,34 @@ func TestPullMode(t *testing.T) {
 		t.Errorf("member2's nginx was re-created after the outage (uid %q, was %q)", got, uid)
 	}
 
-	// Unregister: the agent removes what it applied and stops; its
-	// credentials and rights are gone on both sides.
+	// Unregister while the agent is away for a moment (stopped, its Lease
+	// still valid): nothing can finish until it is back. Then it removes
+	// what it applied and stops; its credentials and rights are gone on
+	// both sides. (The Works go before the execution namespace, which holds
+	// the agent's rights to release them.)
+	agent := s.agentPID("member2")
+	if agent == 0 {
+		t.Fatal("no agent process for member2")
+	}
+	if err := syscall.Kill(agent, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	out, err = flotillaOut("unregister", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", memberKC, "--cluster-context", "member2", "--wait", "5s")
+	if err2 := syscall.Kill(agent, syscall.SIGCONT); err2 != nil {
+		t.Fatal(err2)
+	}
+	if err == nil {
+		t.Logf("unregister finished while the agent was stopped:\n%s", out)
+	}
+	// Again, as a user would after the timeout: it waits for the rest and
+	// removes the agent's credentials from the member.
 	out = s.flotilla("unregister", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", memberKC, "--cluster-context", "member2")
-	if !strings.Contains(out, "unregistered") {
+	if !strings.Contains(out, "unregistered") && !strings.Contains(out, "gone from the control plane already") {
 		t.Errorf("unregister said:\n%s", out)
 	}
 	for what, args := range map[string][]string{
 		"Cluster member2":                          {"", "cluster", "member2", "-o", "name"},
+		"namespace karmada-es-member2":             {"", "ns", "karmada-es-member2", "-o", "name"},
 		"ClusterRole system:karmada:agent:member2": {"", "clusterrole", "system:karmada:agent:member2", "-o", "name"},
 		"member2's nginx":                          {"member2", "deploy", "nginx", "-o", "name"},
 		"member2's agent credentials":              {"member2", "secret", "-n", "karmada-system", "karmada-kubeconfig", "-o", "name"},
@@ -160,6 +182,23 @@ func TestPullMode(t *testing.T) {
 	if out, err := flotillaOut("unregister", "member1", "--kubeconfig", kc); err == nil || !strings.Contains(out, "flotilla unjoin") {
 		t.Errorf("unregister of a Push cluster was not refused: %v\n%s", err, out)
 	}
+}
+
+// agentPID returns the pid of the stack's agent of member, or 0.
+func (s *stack) agentPID(member string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), s.dataDir) {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) > 1 && args[1] == "agent" && slices.Contains(args, "--cluster-name="+member) {
+			pid, _ := strconv.Atoi(e.Name())
+			return pid
+		}
+	}
+	return 0
 }
 
 // agentKubeconfig writes the Pull member's agent credentials (the Secret

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/metrics"
@@ -288,10 +289,28 @@ func (r *Reconciler) followAgent(ctx context.Context, cluster *clusterv1alpha1.C
 	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
-// finalize deletes the execution namespace and waits for it to disappear:
-// the Works in it are held by the execution controller's finalizer until
-// their objects are removed from the member.
+// finalize deletes the Works of the execution namespace and waits for them
+// to go (each is held by the execution controller's finalizer, or the
+// agent's for a Pull-mode cluster, until its objects are removed from the
+// member), then deletes the namespace and waits for it to disappear. The
+// Works go first because the namespace holds the agent's RBAC: deleting
+// it at once would leave an agent that was away for a moment unable to
+// release its Works, and the Cluster deleting forever.
 func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Cluster, esName string) (ctrl.Result, error) {
+	var works workv1alpha1.WorkList
+	if err := r.Client.List(ctx, &works, client.InNamespace(esName)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list the Works of cluster %s: %w", cluster.Name, err)
+	}
+	if len(works.Items) > 0 {
+		for i := range works.Items {
+			if w := &works.Items[i]; w.DeletionTimestamp.IsZero() {
+				if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+					return ctrl.Result{}, fmt.Errorf("delete Work %s/%s: %w", w.Namespace, w.Name, err)
+				}
+			}
+		}
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	ns := &corev1.Namespace{}
 	err := r.Client.Get(ctx, client.ObjectKey{Name: esName}, ns)
 	if err == nil {
