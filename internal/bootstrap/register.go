@@ -165,6 +165,9 @@ func Register(ctx context.Context, o RegisterOptions) (*RegisterResult, error) {
 	if sameServer(o.Member.Host, d.Server) || sameServer(o.Member.Host, endpoint) {
 		return nil, fmt.Errorf("the cluster being registered (%s) is the control plane itself: give the member cluster's kubeconfig with --kubeconfig and --context", o.Member.Host)
 	}
+	if err := checkNotJoined(ctx, member, o.ClusterName); err != nil {
+		return nil, err
+	}
 	bootstrapClient, err := kubernetes.NewForConfig(&rest.Config{Host: d.Server, BearerToken: o.Token,
 		TLSClientConfig: rest.TLSClientConfig{CAData: d.CA}})
 	if err != nil {
@@ -266,6 +269,31 @@ func AgentKubeconfig(server string, caPEM []byte, cluster string, certPEM, keyPE
 		return nil, fmt.Errorf("encode the agent's kubeconfig: %w", err)
 	}
 	return out, nil
+}
+
+// checkNotJoined refuses a member that already holds a control plane's
+// credentials for another cluster name: the service account
+// karmada-cluster/karmada-<name> that `flotilla join` (Push mode) and an
+// agent reporting KubeCredentials make in it. Registering it again under a
+// new name would give the control plane two Clusters for one member, whose
+// copies of each object would fight.
+func checkNotJoined(ctx context.Context, cs kubernetes.Interface, cluster string) error {
+	sas, err := cs.CoreV1().ServiceAccounts(ClusterSecretNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("read the member cluster (service accounts in %s): %w (check --kubeconfig and --context)", ClusterSecretNamespace, err)
+	}
+	for _, sa := range sas.Items {
+		have, ok := strings.CutPrefix(sa.Name, "karmada-")
+		if !ok || have == cluster || have == "" {
+			continue
+		}
+		return fmt.Errorf("this cluster is already joined to a control plane as %q (its ServiceAccount %s/%s holds that control plane's credentials): a cluster joins under one name; unjoin %s first, or delete that ServiceAccount if cluster %s no longer exists",
+			have, ClusterSecretNamespace, sa.Name, have, have)
+	}
+	return nil
 }
 
 // checkMember reads the member: it must answer, and any agent credentials

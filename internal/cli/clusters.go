@@ -205,10 +205,15 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if r.pull {
-				cl := &clusterv1alpha1.Cluster{}
-				if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, cl); err == nil && cl.Spec.SyncMode != clusterv1alpha1.Pull {
+			cl := &clusterv1alpha1.Cluster{}
+			if err := c.Get(cmd.Context(), client.ObjectKey{Name: args[0]}, cl); err == nil {
+				switch pull := cl.Spec.SyncMode == clusterv1alpha1.Pull; {
+				case r.pull && !pull:
 					return fmt.Errorf("cluster %s is in %s mode: remove it with 'flotilla unjoin %s'", args[0], cl.Spec.SyncMode, args[0])
+				case !r.pull && pull:
+					// Its agent would go on with credentials the control
+					// plane no longer honours.
+					return fmt.Errorf("cluster %s is in Pull mode: remove it with 'flotilla unregister %s --cluster-kubeconfig <its kubeconfig>', which also stops its agent and removes the agent's credentials from it (without --cluster-kubeconfig only the control plane's side goes)", args[0], args[0])
 				}
 			}
 			o := join.UnjoinOptions{ClusterName: args[0], Orphan: orphan, Wait: wait}
@@ -228,6 +233,9 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is gone from the control plane already; removed the agent's credentials from the member\n", args[0])
 				return nil
+			}
+			if r.pull && errors.Is(err, join.ErrNoSuchCluster) {
+				return fmt.Errorf("unregister %s: %w (kubectl get clusters lists them)", args[0], join.ErrNoSuchCluster)
 			}
 			if err != nil {
 				return err
@@ -295,7 +303,8 @@ that taint and KEY- every taint with that key. A policy's
 placement.clusterTolerations lets workloads onto a tainted cluster.
 
 NoSchedule keeps new placements off the cluster; NoExecute also takes the
-cluster out of every existing placement that does not tolerate it, at once.`,
+cluster out of every existing placement that does not tolerate it, at once.
+PreferNoSchedule is stored but, as in Karmada's scheduler, changes no placement.`,
 		Example: `  flotilla taint member1 dedicated=gpu:NoSchedule
   flotilla taint clusters member1 dedicated:NoSchedule-
   flotilla taint member1 dedicated-`,

@@ -168,20 +168,14 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 			fmt.Fprintf(w, "  %s: no Work yet\n", tc.Name)
 			continue
 		}
-		wk := &works.Items[0]
-		line := fmt.Sprintf("  %s: Work %s/%s", tc.Name, wk.Namespace, wk.Name)
-		if c := meta.FindStatusCondition(wk.Status.Conditions, workv1alpha1.WorkApplied); c != nil {
-			if c.Status == metav1.ConditionTrue {
-				line += ", applied"
-			} else {
-				line += fmt.Sprintf(", not applied (%s: %s)", c.Reason, c.Message)
+		var member *clusterv1alpha1.Cluster
+		for i := range clusters.Items {
+			if clusters.Items[i].Name == tc.Name {
+				member = &clusters.Items[i]
 			}
-		} else {
-			line += ", not applied yet"
 		}
-		if h, ok := health[tc.Name]; ok && h.Health != "" {
-			line += ", " + strings.ToLower(string(h.Health))
-		}
+		wk := &works.Items[0]
+		line := workLine(tc.Name, wk, health[tc.Name].Health, member)
 		fmt.Fprintln(w, line)
 		for _, o := range appliedOverrides(wk) {
 			fmt.Fprintf(w, "      %s\n", o)
@@ -350,6 +344,33 @@ func describePlacement(spec *workv1alpha2.ResourceBindingSpec) string {
 	default:
 		return fmt.Sprintf("Divided, Weighted equally: %d replicas", spec.Replicas)
 	}
+}
+
+// workLine is explain's line for the Work of one cluster: whether it is
+// applied, and at its latest generation; the health the binding aggregated
+// for that cluster (empty: none); and, when the cluster (nil: unknown) is not
+// Ready, that all this may be stale.
+func workLine(cluster string, wk *workv1alpha1.Work, health workv1alpha2.ResourceHealth, member *clusterv1alpha1.Cluster) string {
+	line := fmt.Sprintf("  %s: Work %s/%s", cluster, wk.Namespace, wk.Name)
+	switch c := meta.FindStatusCondition(wk.Status.Conditions, workv1alpha1.WorkApplied); {
+	case c == nil:
+		line += ", not applied yet"
+	case c.Status != metav1.ConditionTrue:
+		line += fmt.Sprintf(", not applied (%s: %s)", c.Reason, c.Message)
+	case c.ObservedGeneration != 0 && c.ObservedGeneration < wk.Generation:
+		line += fmt.Sprintf(", applied at generation %d; its latest change (generation %d) not yet", c.ObservedGeneration, wk.Generation)
+	default:
+		line += ", applied"
+	}
+	if health != "" {
+		line += ", " + strings.ToLower(string(health))
+	}
+	if member != nil {
+		if r := meta.FindStatusCondition(member.Status.Conditions, clusterv1alpha1.ClusterConditionReady); r != nil && r.Status != metav1.ConditionTrue {
+			line += fmt.Sprintf("; cluster Ready=%s (%s), so this may be stale", r.Status, r.Reason)
+		}
+	}
+	return line
 }
 
 // appliedOverrides describes the overrides recorded on a Work's manifests

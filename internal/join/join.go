@@ -296,12 +296,17 @@ var ErrNoSuchCluster = errors.New("no such cluster")
 // Errors: no such cluster (ErrNoSuchCluster), the wait timed out (saying
 // what still holds it).
 func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
+	// What the errors call it: unregister for a Pull-mode cluster.
+	verb, log := "unjoin", "the controller manager's log"
 	cluster := &clusterv1alpha1.Cluster{}
 	if err := cp.Get(ctx, client.ObjectKey{Name: o.ClusterName}, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("unjoin %s: %w (kubectl get clusters lists them)", o.ClusterName, ErrNoSuchCluster)
+			return fmt.Errorf("%s %s: %w (kubectl get clusters lists them)", verb, o.ClusterName, ErrNoSuchCluster)
 		}
-		return fmt.Errorf("unjoin %s: %w", o.ClusterName, err)
+		return fmt.Errorf("%s %s: %w", verb, o.ClusterName, err)
+	}
+	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		verb, log = "unregister", "the log of the cluster's agent"
 	}
 	if o.Orphan && cluster.Annotations[clusterv1alpha1.OrphanResourcesAnnotation] != "true" {
 		if cluster.Annotations == nil {
@@ -309,11 +314,11 @@ func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
 		}
 		cluster.Annotations[clusterv1alpha1.OrphanResourcesAnnotation] = "true"
 		if err := cp.Update(ctx, cluster); err != nil {
-			return fmt.Errorf("unjoin %s: mark the cluster's objects to be left in place: %w", o.ClusterName, err)
+			return fmt.Errorf("%s %s: mark the cluster's objects to be left in place: %w", verb, o.ClusterName, err)
 		}
 	}
 	if err := cp.Delete(ctx, cluster); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("unjoin %s: delete the Cluster: %w", o.ClusterName, err)
+		return fmt.Errorf("%s %s: delete the Cluster: %w", verb, o.ClusterName, err)
 	}
 	if o.Wait <= 0 {
 		// The credentials stay until the Cluster is gone: the controllers
@@ -331,14 +336,14 @@ func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("unjoin %s: the Cluster is still being removed after %s (its Works wait for their objects to be deleted in the member; see the controller manager's log)", o.ClusterName, o.Wait)
+			return fmt.Errorf("%s %s: the Cluster is still being removed after %s (its Works wait for their objects to be deleted in the member; see %s)", verb, o.ClusterName, o.Wait, log)
 		case <-tick.C:
 		}
 	}
 	if ref := cluster.Spec.SecretRef; ref != nil {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
 		if err := cp.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("unjoin %s: delete credentials Secret %s/%s: %w", o.ClusterName, ref.Namespace, ref.Name, err)
+			return fmt.Errorf("%s %s: delete credentials Secret %s/%s: %w", verb, o.ClusterName, ref.Namespace, ref.Name, err)
 		}
 	}
 	if o.Member != nil {
@@ -348,13 +353,13 @@ func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
 		}
 		sa := "karmada-" + o.ClusterName
 		if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, "karmada-controller-manager:"+sa, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("unjoin %s: remove the role binding in the member: %w", o.ClusterName, err)
+			return fmt.Errorf("%s %s: remove the role binding in the member: %w", verb, o.ClusterName, err)
 		}
 		if err := cs.CoreV1().ServiceAccounts(ClusterSecretNamespace).Delete(ctx, sa, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("unjoin %s: remove service account %s/%s in the member: %w", o.ClusterName, ClusterSecretNamespace, sa, err)
+			return fmt.Errorf("%s %s: remove service account %s/%s in the member: %w", verb, o.ClusterName, ClusterSecretNamespace, sa, err)
 		}
 		if err := cs.CoreV1().Secrets(ClusterSecretNamespace).Delete(ctx, sa+"-token", metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("unjoin %s: remove the token Secret in the member: %w", o.ClusterName, err)
+			return fmt.Errorf("%s %s: remove the token Secret in the member: %w", verb, o.ClusterName, err)
 		}
 	}
 	return nil

@@ -73,7 +73,9 @@ func TestPullMode(t *testing.T) {
 	}
 
 	// Bad input changes nothing: a token the control plane does not know,
-	// a CA hash that does not match, a Push-mode join of the Pull name.
+	// a CA hash that does not match, a member registered or joined under
+	// another name, the control plane itself, a Push-mode join of the Pull
+	// name.
 	kc := filepath.Join(s.dataDir, "karmada.config")
 	cmdLine := strings.Fields(s.flotilla("token", "create", "--print-register-command", "--kubeconfig", kc))
 	server, token, hash := cmdLine[len(cmdLine)-5], cmdLine[len(cmdLine)-3], cmdLine[len(cmdLine)-1]
@@ -86,6 +88,7 @@ func TestPullMode(t *testing.T) {
 		{"abcdef.0123456789abcdef", hash, memberKC, "member1", "token"},
 		{token, "sha256:" + strings.Repeat("0", 64), memberKC, "member1", "hash"},
 		{token, hash, memberKC, "member2", "already registered as \"member2\""},
+		{token, hash, memberKC, "member1", "already joined to a control plane as \"member1\""},
 		{token, hash, cpKC, "karmada-apiserver", "the control plane itself"},
 	} {
 		out, err := flotillaOut("register", server, "--token", c.token, "--discovery-token-ca-cert-hash", c.hash, "--cluster-name", "intruder",
@@ -103,6 +106,9 @@ func TestPullMode(t *testing.T) {
 	out, err = flotillaOut("join", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", memberKC, "--cluster-context", "member1")
 	if err == nil || !strings.Contains(out, "Pull-mode") {
 		t.Errorf("join of the Pull cluster's name was not refused: %v\n%s", err, out)
+	}
+	if out, err := flotillaOut("unjoin", "member2", "--kubeconfig", kc); err == nil || !strings.Contains(out, "flotilla unregister member2") {
+		t.Errorf("unjoin of a Pull cluster was not refused: %v\n%s", err, out)
 	}
 
 	// The control plane's API server stops for 60 s: the member keeps its

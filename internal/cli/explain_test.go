@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+func TestWorkLineSaysWhatIsStale(t *testing.T) {
+	work := func(generation, observed int64, status metav1.ConditionStatus) *workv1alpha1.Work {
+		w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member3", Name: "nginx-687f7fb96f", Generation: generation}}
+		if status != "" {
+			w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: status, ObservedGeneration: observed, Reason: "AppliedFailed", Message: "boom"}}
+		}
+		return w
+	}
+	cluster := func(ready metav1.ConditionStatus, reason string) *clusterv1alpha1.Cluster {
+		return &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"},
+			Status: clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: ready, Reason: reason}}}}
+	}
+	const prefix = "  member3: Work karmada-es-member3/nginx-687f7fb96f"
+	for _, tc := range []struct {
+		name   string
+		work   *workv1alpha1.Work
+		health workv1alpha2.ResourceHealth
+		member *clusterv1alpha1.Cluster
+		want   string
+	}{
+		{"applied and healthy", work(3, 3, metav1.ConditionTrue), workv1alpha2.ResourceHealthy, cluster(metav1.ConditionTrue, "ClusterReady"), prefix + ", applied, healthy"},
+		{"no report yet", work(1, 0, ""), "", nil, prefix + ", not applied yet"},
+		{"failed", work(2, 2, metav1.ConditionFalse), "", nil, prefix + ", not applied (AppliedFailed: boom)"},
+		{"a change not yet applied, the agent away", work(3, 2, metav1.ConditionTrue), workv1alpha2.ResourceHealthy, cluster(metav1.ConditionUnknown, "ClusterStatusUnknown"),
+			prefix + ", applied at generation 2; its latest change (generation 3) not yet, healthy; cluster Ready=Unknown (ClusterStatusUnknown), so this may be stale"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := workLine("member3", tc.work, tc.health, tc.member); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
