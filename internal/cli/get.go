@@ -475,6 +475,7 @@ metrics API is named on stderr and left out.`,
 			type row struct{ cluster, namespace, name, cpu, mem string }
 			var mu sync.Mutex
 			var rows []row
+			failed := 0
 			var wg sync.WaitGroup
 			for _, t := range targets {
 				wg.Add(1)
@@ -485,6 +486,9 @@ metrics API is named on stderr and left out.`,
 						list := &metricsv1beta1.PodMetricsList{}
 						if err := getRaw(ctx, t, path, q, "application/json", list); err != nil {
 							fmt.Fprintf(cmd.ErrOrStderr(), "error: cluster %s: metrics not available: %v\n", t.name, err)
+							mu.Lock()
+							failed++
+							mu.Unlock()
 							return
 						}
 						for _, p := range list.Items {
@@ -499,6 +503,9 @@ metrics API is named on stderr and left out.`,
 						list := &metricsv1beta1.NodeMetricsList{}
 						if err := getRaw(ctx, t, path, q, "application/json", list); err != nil {
 							fmt.Fprintf(cmd.ErrOrStderr(), "error: cluster %s: metrics not available: %v\n", t.name, err)
+							mu.Lock()
+							failed++
+							mu.Unlock()
 							return
 						}
 						for _, n := range list.Items {
@@ -520,6 +527,9 @@ metrics API is named on stderr and left out.`,
 				}
 				return rows[i].name < rows[j].name
 			})
+			if len(rows) == 0 && failed == len(targets) {
+				return fmt.Errorf("metrics not available in %s: top reads the members' metrics.k8s.io API (metrics-server)", clusterNames(targets))
+			}
 			if len(rows) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "No resources found\n")
 				return nil
