@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -408,35 +409,28 @@ spec:
 
 // controllerManagerPID finds the running flotilla controller-manager of the stack.
 func (s *stack) controllerManagerPID() int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 2 && args[1] == "controller-manager" && strings.Contains(string(cmdline), s.dataDir) {
-			var pid int
-			fmt.Sscan(e.Name(), &pid)
-			return pid
-		}
-	}
-	return 0
+	return s.pidOf(func(args []string) bool { return len(args) > 2 && args[1] == "controller-manager" })
 }
 
 // apiServerPID finds the kube-apiserver process of one cluster of the stack
 // ("control-plane" or a member's name); 0 if none runs.
 func (s *stack) apiServerPID(cluster string) int {
+	return s.pidOf(func(args []string) bool {
+		return len(args) > 2 && args[1] == "component" && args[2] == "kube-apiserver" && slices.Contains(args, "--etcd-name="+cluster)
+	})
+}
+
+// pidOf returns the pid of the first of the stack's processes (those whose
+// command line names its data dir) whose arguments match, or 0.
+func (s *stack) pidOf(match func(args []string) bool) int {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil || !strings.Contains(string(cmdline), s.dataDir) {
 			continue
 		}
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 2 && args[1] == "component" && args[2] == "kube-apiserver" && slices.Contains(args, "--etcd-name="+cluster) {
-			var pid int
-			fmt.Sscan(e.Name(), &pid)
+		if match(strings.Split(string(cmdline), "\x00")) {
+			pid, _ := strconv.Atoi(e.Name())
 			return pid
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,19 +191,9 @@ func TestPullMode(t *testing.T) {
 
 // agentPID returns the pid of the stack's agent of member, or 0.
 func (s *stack) agentPID(member string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), s.dataDir) {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) > 1 && args[1] == "agent" && slices.Contains(args, "--cluster-name="+member) {
-			pid, _ := strconv.Atoi(e.Name())
-			return pid
-		}
-	}
-	return 0
+	return s.pidOf(func(args []string) bool {
+		return len(args) > 1 && args[1] == "agent" && slices.Contains(args, "--cluster-name="+member)
+	})
 }
 
 // agentKubeconfig writes the Pull member's agent credentials (the Secret
