@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
 	bootstraptokens "k8s.io/cluster-bootstrap/util/tokens"
+
+	"github.com/flotilla-io/flotilla/internal/join"
 )
 
 // DefaultRegisterTimeout bounds discovery and the wait for approval when
@@ -286,7 +288,7 @@ func checkNotJoined(ctx context.Context, cs kubernetes.Interface, cluster string
 		return fmt.Errorf("read the member cluster (service accounts in %s): %w (check --kubeconfig and --context)", ClusterSecretNamespace, err)
 	}
 	for _, sa := range sas.Items {
-		have, ok := strings.CutPrefix(sa.Name, "karmada-")
+		have, ok := strings.CutPrefix(sa.Name, join.MemberServiceAccountPrefix)
 		if !ok || have == cluster || have == "" {
 			continue
 		}

@@ -214,6 +214,11 @@ func upsert(ctx context.Context, c client.Client, obj client.Object, mutate func
 	return c.Update(ctx, obj)
 }
 
+// MemberServiceAccountPrefix starts the name of the service account that
+// MemberToken makes in a member for the control plane (karmada-<cluster>,
+// in ClusterSecretNamespace), as karmadactl join names it.
+const MemberServiceAccountPrefix = "karmada-"
+
 // MemberToken makes a service account with cluster-admin rights in the
 // member reached by member (namespace karmada-cluster, name
 // karmada-<clusterName>) and returns a long-lived token for it, issued by
@@ -224,7 +229,7 @@ func MemberToken(ctx context.Context, member *rest.Config, clusterName string) (
 	if err != nil {
 		return nil, err
 	}
-	ns, sa := ClusterSecretNamespace, "karmada-"+clusterName
+	ns, sa := ClusterSecretNamespace, MemberServiceAccountPrefix+clusterName
 	create := func(what string, err error) error {
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create %s in the member: %w", what, err)
@@ -351,7 +356,7 @@ func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
 		if err != nil {
 			return err
 		}
-		sa := "karmada-" + o.ClusterName
+		sa := MemberServiceAccountPrefix + o.ClusterName
 		if err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, "karmada-controller-manager:"+sa, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("%s %s: remove the role binding in the member: %w", verb, o.ClusterName, err)
 		}
