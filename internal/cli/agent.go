@@ -13,6 +13,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/cluster"
 	"github.com/flotilla-io/flotilla/internal/features"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 func newAgentCommand() *cobra.Command {
@@ -98,5 +99,8 @@ func runAgent(ctx context.Context, o agent.Options) error {
 		}
 	}
 	o.ReportSecrets = kept
+	if err := wirecodec.AllowCBOR(features.Or(o.Features).Enabled(features.ClientsAllowCBOR)); err != nil {
+		return err
+	}
 	return agent.Run(ctx, o)
 }

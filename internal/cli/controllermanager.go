@@ -21,6 +21,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/features"
 	hpa "github.com/flotilla-io/flotilla/internal/federatedhpa"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 // managerFlags are the flags of `flotilla controller-manager` and
@@ -100,6 +101,9 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 			*le.RenewDeadline, *le.LeaseDuration, *le.RetryPeriod)}
 	}
 	if err := applyLogging(f.logs); err != nil {
+		return err
+	}
+	if err := wirecodec.AllowCBOR(f.opts.Features.Enabled(features.ClientsAllowCBOR)); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

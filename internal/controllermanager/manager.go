@@ -7,6 +7,7 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
@@ -29,6 +31,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -68,6 +71,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
+	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 // Controller names accepted by Options.Controllers.
@@ -534,8 +538,20 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	// Flotilla writes bindings, Works and status for every template; the
 	// client-go default of 5 QPS would throttle propagation to a crawl.
 	cfg.QPS, cfg.Burst = 1000, 2000
+	scheme := controlplane.NewScheme()
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create HTTP client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create REST mapper: %w", err)
+	}
+	// Flotilla's own kinds are read in CBOR where the API server serves it.
+	newInformer := wirecodec.NewInformerFunc(cfg, httpClient, scheme, mapper, controlplane.KarmadaGroups()...)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  controlplane.NewScheme(),
+		Scheme:                  scheme,
+		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElection.namespace(),
@@ -552,6 +568,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 			// managedFields are never read by the controllers and are a
 			// large share of every cached Work and binding.
 			DefaultTransform: cache.TransformStripManagedFields(),
+			NewInformer:      newInformer,
 			ByObject: map[client.Object]cache.ByObject{
 				// Only member credentials are read; do not cache every Secret.
 				&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},

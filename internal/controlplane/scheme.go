@@ -38,3 +38,12 @@ func NewScheme() *runtime.Scheme {
 	}
 	return s
 }
+
+// KarmadaGroups is every Karmada API group Flotilla serves, each group once.
+func KarmadaGroups() []string {
+	return []string{
+		clusterv1alpha1.GroupName, policyv1alpha1.GroupName, workv1alpha1.GroupName,
+		autoscalingv1alpha1.GroupName, networkingv1alpha1.GroupName, configv1alpha1.GroupName,
+		appsv1alpha1.GroupName, remedyv1alpha1.GroupName,
+	}
+}

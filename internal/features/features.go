@@ -53,6 +53,15 @@ const (
 	// statePreservation rules took from the failed copy onto the new
 	// copies as labels (Karmada's gate, alpha, off by default).
 	StatefulFailoverInjection featuregate.Feature = "StatefulFailoverInjection"
+
+	// ClientsAllowCBOR lets Flotilla's clients read objects in CBOR from API
+	// servers that serve it (client-go's gate of the same name, KEP-4222;
+	// the local stack's API servers run with CBORServingAndStorage). An API
+	// server without CBOR answers in JSON as before. On by default in
+	// Flotilla, where client-go has it off: a restart at scale spends most of
+	// its CPU encoding and decoding the informers' first lists, and CBOR
+	// makes both several times cheaper. Off, every read is JSON.
+	ClientsAllowCBOR featuregate.Feature = "ClientsAllowCBOR"
 )
 
 // specs are the gates Flotilla knows, at Karmada's maturity and defaults.
@@ -63,6 +72,7 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	Failover:                    {Default: false, PreRelease: featuregate.Beta},
 	GracefulEviction:            {Default: true, PreRelease: featuregate.Beta},
 	StatefulFailoverInjection:   {Default: false, PreRelease: featuregate.Alpha},
+	ClientsAllowCBOR:            {Default: true, PreRelease: featuregate.Alpha},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

@@ -95,10 +95,16 @@ func TestFeatureGatesGoToTheControllerManager(t *testing.T) {
 		t.Errorf("controller manager args %v lack the local load balancer's pool", args)
 	}
 	for _, comp := range p.Components() {
+		cbor := false
 		for _, a := range comp.Args {
-			if strings.HasPrefix(a, "--feature-gates") {
+			if a == "--feature-gates="+APIServerFeatureGates && strings.HasSuffix(comp.Name, KindAPIServer) {
+				cbor = true
+			} else if strings.HasPrefix(a, "--feature-gates") {
 				t.Errorf("%s gets %s: Flotilla's gates are not Kubernetes'", comp.Name, a)
 			}
+		}
+		if strings.HasSuffix(comp.Name, KindAPIServer) && !cbor {
+			t.Errorf("%s lacks --feature-gates=%s: Flotilla's clients read in CBOR", comp.Name, APIServerFeatureGates)
 		}
 	}
 }

@@ -1,0 +1,98 @@
+package wirecodec
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/client-go/rest"
+
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controlplane"
+)
+
+// server answers a list of Works in CBOR when the request accepts it and
+// serveCBOR is set, else in JSON, and records the Accept header it got.
+func server(t *testing.T, scheme *runtime.Scheme, serveCBOR bool, accept *string) *httptest.Server {
+	list := &workv1alpha1.WorkList{Items: []workv1alpha1.Work{{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "karmada-es-m1"}}}}
+	list.SetGroupVersionKind(workv1alpha1.SchemeGroupVersion.WithKind("WorkList"))
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*accept = r.Header.Get("Accept")
+		var buf bytes.Buffer
+		if serveCBOR && strings.Contains(*accept, "application/cbor") {
+			w.Header().Set("Content-Type", "application/cbor")
+			if err := cbor.NewSerializer(scheme, scheme).Encode(list, &buf); err != nil {
+				t.Error(err)
+			}
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			if err := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{}).Encode(list, &buf); err != nil {
+				t.Error(err)
+			}
+		}
+		_, _ = w.Write(buf.Bytes())
+	}))
+}
+
+func mapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(workv1alpha1.SchemeGroupVersion.WithKind("Work"), meta.RESTScopeNamespace)
+	m.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), meta.RESTScopeNamespace)
+	return m
+}
+
+func TestInformerListsKarmadaKindsInCBOR(t *testing.T) {
+	if err := AllowCBOR(true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = AllowCBOR(false) })
+	if !clientfeatures.FeatureGates().Enabled(clientfeatures.ClientsAllowCBOR) {
+		t.Fatal("AllowCBOR(true) did not turn on client-go's ClientsAllowCBOR")
+	}
+	scheme := controlplane.NewScheme()
+	for _, tt := range []struct {
+		name      string
+		serveCBOR bool
+	}{{"an API server with CBOR", true}, {"an API server without CBOR answers JSON", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var accept string
+			srv := server(t, scheme, tt.serveCBOR, &accept)
+			defer srv.Close()
+			cfg := &rest.Config{Host: srv.URL}
+			lw, err := cborListWatch(cfg, srv.Client(), scheme, mapper(), &workv1alpha1.Work{}, map[string]bool{workv1alpha1.GroupName: true})
+			if err != nil || lw == nil {
+				t.Fatalf("cborListWatch = %v, %v; want a list-watch for Works", lw, err)
+			}
+			got, err := lw.(interface {
+				ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error)
+			}).ListWithContext(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("list: %v", err)
+			}
+			if l, ok := got.(*workv1alpha1.WorkList); !ok || len(l.Items) != 1 || l.Items[0].Name != "w1" {
+				t.Fatalf("list = %#v; want one Work w1", got)
+			}
+			if !strings.HasPrefix(accept, "application/cbor") {
+				t.Errorf("Accept = %q; want CBOR first", accept)
+			}
+		})
+	}
+}
+
+func TestInformerLeavesOtherKindsAlone(t *testing.T) {
+	scheme := controlplane.NewScheme()
+	lw, err := cborListWatch(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient, scheme, mapper(), &appsv1.Deployment{}, map[string]bool{workv1alpha1.GroupName: true})
+	if err != nil || lw != nil {
+		t.Fatalf("cborListWatch(Deployment) = %v, %v; want nil: only the named groups are replaced", lw, err)
+	}
+}
