@@ -548,7 +548,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		return nil, nil, fmt.Errorf("create REST mapper: %w", err)
 	}
 	// Flotilla's own kinds are read in CBOR where the API server serves it.
-	newInformer := wirecodec.NewInformerFunc(cfg, httpClient, scheme, mapper, controlplane.KarmadaGroups()...)
+	newInformer := wirecodec.NewInformerFunc(cfg, httpClient, scheme, mapper, controlplane.KarmadaGroups(scheme)...)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },

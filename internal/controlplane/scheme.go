@@ -1,6 +1,9 @@
 package controlplane
 
 import (
+	"slices"
+	"strings"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -39,11 +42,14 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
-// KarmadaGroups is every Karmada API group Flotilla serves, each group once.
-func KarmadaGroups() []string {
-	return []string{
-		clusterv1alpha1.GroupName, policyv1alpha1.GroupName, workv1alpha1.GroupName,
-		autoscalingv1alpha1.GroupName, networkingv1alpha1.GroupName, configv1alpha1.GroupName,
-		appsv1alpha1.GroupName, remedyv1alpha1.GroupName,
+// KarmadaGroups is every Karmada API group (*.karmada.io) in scheme, sorted.
+func KarmadaGroups(scheme *runtime.Scheme) []string {
+	var groups []string
+	for gvk := range scheme.AllKnownTypes() {
+		if strings.HasSuffix(gvk.Group, ".karmada.io") && !slices.Contains(groups, gvk.Group) {
+			groups = append(groups, gvk.Group)
+		}
 	}
+	slices.Sort(groups)
+	return groups
 }

@@ -56,9 +56,10 @@ func NewInformerFunc(cfg *rest.Config, httpClient *http.Client, scheme *runtime.
 	for _, g := range groups {
 		in[g] = true
 	}
+	codecs := cborCodecs(scheme)
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 		if clientfeatures.FeatureGates().Enabled(clientfeatures.ClientsAllowCBOR) {
-			if own, err := cborListWatch(cfg, httpClient, scheme, mapper, obj, in); err == nil && own != nil {
+			if own, err := cborListWatch(cfg, httpClient, scheme, codecs, mapper, obj, in); err == nil && own != nil {
 				lw = own
 			}
 		}
@@ -69,7 +70,7 @@ func NewInformerFunc(cfg *rest.Config, httpClient *http.Client, scheme *runtime.
 // cborListWatch is a list-watch of obj's type in every namespace through a
 // client that accepts CBOR, or nil when obj's group is not in groups.
 // Errors: obj's kind is not in scheme, or mapper cannot map it.
-func cborListWatch(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper, obj runtime.Object, groups map[string]bool) (toolscache.ListerWatcher, error) {
+func cborListWatch(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, codecs runtime.NegotiatedSerializer, mapper meta.RESTMapper, obj runtime.Object, groups map[string]bool) (toolscache.ListerWatcher, error) {
 	gvk, err := apiutil.GVKForObject(obj, scheme)
 	if err != nil || !groups[gvk.Group] {
 		return nil, err
@@ -89,8 +90,7 @@ func cborListWatch(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Sc
 		c.APIPath = "/api"
 	}
 	c.AcceptContentTypes = AcceptCBOR
-	c.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{
-		CodecFactory: serializer.NewCodecFactory(scheme, serializer.WithSerializer(cbor.NewSerializerInfo))}
+	c.NegotiatedSerializer = codecs
 	if c.UserAgent == "" {
 		c.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
@@ -109,4 +109,11 @@ func cborListWatch(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Sc
 			return rc.Get().Resource(resource).VersionedParams(&opts, params).Watch(ctx)
 		},
 	}, nil
+}
+
+// cborCodecs are scheme's codecs with CBOR beside JSON, YAML and protobuf,
+// decoding without conversion as controller-runtime's structured clients do.
+func cborCodecs(scheme *runtime.Scheme) runtime.NegotiatedSerializer {
+	return serializer.WithoutConversionCodecFactory{
+		CodecFactory: serializer.NewCodecFactory(scheme, serializer.WithSerializer(cbor.NewSerializerInfo))}
 }

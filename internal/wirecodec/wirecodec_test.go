@@ -69,7 +69,7 @@ func TestInformerListsKarmadaKindsInCBOR(t *testing.T) {
 			srv := server(t, scheme, tt.serveCBOR, &accept)
 			defer srv.Close()
 			cfg := &rest.Config{Host: srv.URL}
-			lw, err := cborListWatch(cfg, srv.Client(), scheme, mapper(), &workv1alpha1.Work{}, map[string]bool{workv1alpha1.GroupName: true})
+			lw, err := cborListWatch(cfg, srv.Client(), scheme, cborCodecs(scheme), mapper(), &workv1alpha1.Work{}, map[string]bool{workv1alpha1.GroupName: true})
 			if err != nil || lw == nil {
 				t.Fatalf("cborListWatch = %v, %v; want a list-watch for Works", lw, err)
 			}
@@ -91,7 +91,7 @@ func TestInformerListsKarmadaKindsInCBOR(t *testing.T) {
 
 func TestInformerLeavesOtherKindsAlone(t *testing.T) {
 	scheme := controlplane.NewScheme()
-	lw, err := cborListWatch(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient, scheme, mapper(), &appsv1.Deployment{}, map[string]bool{workv1alpha1.GroupName: true})
+	lw, err := cborListWatch(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient, scheme, cborCodecs(scheme), mapper(), &appsv1.Deployment{}, map[string]bool{workv1alpha1.GroupName: true})
 	if err != nil || lw != nil {
 		t.Fatalf("cborListWatch(Deployment) = %v, %v; want nil: only the named groups are replaced", lw, err)
 	}
