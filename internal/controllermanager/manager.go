@@ -69,6 +69,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/mcs"
 	"github.com/flotilla-io/flotilla/internal/membercluster"
 	"github.com/flotilla-io/flotilla/internal/metrics"
+	"github.com/flotilla-io/flotilla/internal/reconcilequeue"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
 	"github.com/flotilla-io/flotilla/internal/wirecodec"
@@ -233,6 +234,9 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}
 	}
+	// After a restart, re-checking what the first lists found waits until
+	// every controller runs, so that their start is not slowed by it.
+	reconcilequeue.HoldFirstListsUntilRunning(counted.Controllers(), reconcilequeue.FirstListsHoldMax)
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
 		if err := health.Add(counted, o.LeaderElect); err != nil {
 			return err
@@ -538,6 +542,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	// Flotilla writes bindings, Works and status for every template; the
 	// client-go default of 5 QPS would throttle propagation to a crawl.
 	cfg.QPS, cfg.Burst = 1000, 2000
+	wirecodec.NoGzipOnLoopback(cfg)
 	scheme := controlplane.NewScheme()
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {

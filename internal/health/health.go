@@ -33,6 +33,9 @@ type Manager struct {
 // Counting wraps mgr.
 func Counting(mgr manager.Manager) *Manager { return &Manager{Manager: mgr} }
 
+// Controllers is how many controllers have been set up through m.
+func (m *Manager) Controllers() int { return m.controllers }
+
 // Add counts r when it is a controller, and adds it to the manager.
 func (m *Manager) Add(r manager.Runnable) error {
 	if _, ok := r.(controller.Controller); ok {

@@ -1,6 +1,9 @@
 package reconcilequeue
 
 import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,5 +63,72 @@ func TestRunningFromFirstGetToShutDown(t *testing.T) {
 	q.ShutDown()
 	if got := RunningControllers(); got != before {
 		t.Errorf("running after ShutDown: %d, want %d", got, before)
+	}
+}
+
+// While the hold is on, what first lists found waits and real changes do
+// not; once every controller runs, the held items come out.
+func TestHoldKeepsFirstListsUntilEveryControllerRuns(t *testing.T) {
+	HoldFirstListsUntilRunning(RunningControllers()+2, time.Minute)
+	a := newQueue("hold-a", RateLimiter[reconcile.Request]()).(*markingQueue)
+	b := newQueue("hold-b", RateLimiter[reconcile.Request]()).(*markingQueue)
+	defer a.ShutDown()
+	defer b.ShutDown()
+	listed := reconcile.Request{NamespacedName: types.NamespacedName{Name: "listed"}}
+	change := reconcile.Request{NamespacedName: types.NamespacedName{Name: "change"}}
+	AddInitial(a, 0, listed)
+	a.Add(change)
+	got := make(chan reconcile.Request, 2)
+	go func() {
+		for {
+			item, shutdown := a.Get()
+			if shutdown {
+				return
+			}
+			got <- item
+			a.Done(item)
+		}
+	}()
+	if item := <-got; item != change {
+		t.Fatalf("first item %v, want the change", item)
+	}
+	select {
+	case item := <-got:
+		t.Fatalf("%v handed out while a controller had not started", item)
+	case <-time.After(200 * time.Millisecond):
+	}
+	select {
+	case <-FirstListsReleased():
+		t.Fatal("released before every controller runs")
+	default:
+	}
+	go b.Get() // the second controller's workers start
+	select {
+	case item := <-got:
+		if item != listed {
+			t.Fatalf("got %v, want the held item", item)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held item did not come out once every controller ran")
+	}
+	<-FirstListsReleased()
+}
+
+// Should a controller never start, the hold ends after its bound.
+func TestHoldEndsAfterItsBound(t *testing.T) {
+	HoldFirstListsUntilRunning(RunningControllers()+2, 100*time.Millisecond)
+	a := newQueue("hold-bound", RateLimiter[reconcile.Request]())
+	defer a.ShutDown()
+	listed := reconcile.Request{NamespacedName: types.NamespacedName{Name: "listed"}}
+	AddInitial(a, 0, listed)
+	done := make(chan reconcile.Request)
+	go func() { item, _ := a.Get(); done <- item }()
+	select {
+	case item := <-done:
+		if item != listed {
+			t.Fatalf("got %v", item)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hold did not end after its bound")
 	}
 }

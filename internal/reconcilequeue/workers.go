@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -47,25 +48,37 @@ type markingQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
 	name string
 	once sync.Once
+	// held are the first lists' items kept back (see hold.go); guarded by
+	// hold's lock.
+	held map[reconcile.Request]struct{}
 }
 
 func (q *markingQueue) mark() {
 	q.once.Do(func() {
 		running.Lock()
 		running.names[q.name] = true
+		n := len(running.names)
 		running.Unlock()
+		started(n)
 	})
 }
 
-// GetWithPriority is what controller-runtime's workers call.
+// GetWithPriority is what controller-runtime's workers call. While the
+// hold is on, items of the first lists are set aside instead of handed out.
 func (q *markingQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	q.mark()
-	return q.PriorityQueue.GetWithPriority()
+	for {
+		item, priority, shutdown := q.PriorityQueue.GetWithPriority()
+		if shutdown || priority > handler.LowPriority || !q.keep(item) {
+			return item, priority, shutdown
+		}
+		q.PriorityQueue.Done(item)
+	}
 }
 
 func (q *markingQueue) Get() (reconcile.Request, bool) {
-	q.mark()
-	return q.PriorityQueue.Get()
+	item, _, shutdown := q.GetWithPriority()
+	return item, shutdown
 }
 
 // unmark marks the controller stopped.

@@ -211,7 +211,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	for range d.Workers {
 		go d.work(ctx)
 	}
-	go d.feedBacklog()
+	go d.feedBacklog(ctx)
 	<-ctx.Done()
 	// Leadership (or the process) has ended: the workers stop here, not
 	// when the manager's context ends. A detector is never started twice.
@@ -637,7 +637,14 @@ const backlogPoll = 2 * time.Millisecond
 // per worker waiting in queue, until backlog is shut down. A key that is
 // also changed meanwhile goes to queue directly and is reconciled again
 // from here later: one more check that writes nothing.
-func (d *Detector) feedBacklog() {
+func (d *Detector) feedBacklog(ctx context.Context) {
+	// Like the controllers' first-list re-checks, the backlog waits until
+	// every controller of the process runs (reconcilequeue's hold).
+	select {
+	case <-reconcilequeue.FirstListsReleased():
+	case <-ctx.Done():
+		return
+	}
 	for {
 		key, quit := d.backlog.Get()
 		if quit {
