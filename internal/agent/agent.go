@@ -49,7 +49,6 @@ import (
 	"github.com/flotilla-io/flotilla/internal/metrics"
 	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 	"github.com/flotilla-io/flotilla/internal/statusgate"
-	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 // ReportKubeCredentials is the --report-secrets value that makes the agent
@@ -120,7 +119,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	cp = rest.CopyConfig(cp)
 	cp.QPS, cp.Burst = 500, 1000
-	wirecodec.NoGzipOnLoopback(cp)
 	ctrl.SetLogger(klog.NewKlogr())
 
 	// Register: fill the Cluster's spec and, if asked, the control plane's

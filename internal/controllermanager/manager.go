@@ -542,7 +542,6 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	// Flotilla writes bindings, Works and status for every template; the
 	// client-go default of 5 QPS would throttle propagation to a crawl.
 	cfg.QPS, cfg.Burst = 1000, 2000
-	wirecodec.NoGzipOnLoopback(cfg)
 	scheme := controlplane.NewScheme()
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {

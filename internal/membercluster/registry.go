@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 // ManagedLabel marks every object Flotilla creates in a member cluster
@@ -142,7 +141,6 @@ func (r *Registry) restConfig(ctx context.Context, cluster *clusterv1alpha1.Clus
 	if cfg, ok := r.Local[cluster.Name]; ok {
 		cfg = rest.CopyConfig(cfg)
 		cfg.QPS, cfg.Burst = 500, 1000
-		wirecodec.NoGzipOnLoopback(cfg)
 		return cfg, nil
 	}
 	if cluster.Spec.APIEndpoint == "" {
@@ -176,7 +174,6 @@ func (r *Registry) restConfig(ctx context.Context, cluster *clusterv1alpha1.Clus
 	if cfg.Insecure {
 		cfg.CAData = nil
 	}
-	wirecodec.NoGzipOnLoopback(cfg)
 	return cfg, nil
 }
 

@@ -11,9 +11,7 @@ package wirecodec
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -118,25 +116,4 @@ func cborListWatch(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Sc
 func cborCodecs(scheme *runtime.Scheme) runtime.NegotiatedSerializer {
 	return serializer.WithoutConversionCodecFactory{
 		CodecFactory: serializer.NewCodecFactory(scheme, serializer.WithSerializer(cbor.NewSerializerInfo))}
-}
-
-// NoGzipOnLoopback turns off response compression for a client of an API
-// server on this machine (cfg.Host is localhost or a loopback address):
-// there the API server's gzip of every large list and watch-list stream, and
-// the client's gunzip, are CPU spent to save bandwidth that costs nothing.
-// Clients of other hosts keep client-go's default (compressed). It changes
-// cfg in place.
-func NoGzipOnLoopback(cfg *rest.Config) {
-	u, err := url.Parse(cfg.Host)
-	if err != nil || u.Host == "" {
-		// A bare host:port, as a kubeconfig may hold.
-		u, err = url.Parse("https://" + cfg.Host)
-		if err != nil {
-			return
-		}
-	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		cfg.DisableCompression = true
-	}
 }

@@ -96,16 +96,3 @@ func TestInformerLeavesOtherKindsAlone(t *testing.T) {
 		t.Fatalf("cborListWatch(Deployment) = %v, %v; want nil: only the named groups are replaced", lw, err)
 	}
 }
-
-func TestNoGzipOnLoopback(t *testing.T) {
-	for host, want := range map[string]bool{
-		"https://127.0.0.1:6443": true, "https://localhost:6443": true, "https://[::1]:6443": true, "127.0.0.1:6443": true,
-		"https://10.0.0.5:6443": false, "https://api.example.com": false, "": false,
-	} {
-		cfg := &rest.Config{Host: host}
-		NoGzipOnLoopback(cfg)
-		if cfg.DisableCompression != want {
-			t.Errorf("%q: DisableCompression %v, want %v", host, cfg.DisableCompression, want)
-		}
-	}
-}
