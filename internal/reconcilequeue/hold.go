@@ -46,9 +46,8 @@ func HoldFirstListsUntilRunning(want int, atMost time.Duration) {
 	if want <= 0 {
 		return
 	}
-	if hold.timer != nil {
-		hold.timer.Stop()
-	}
+	// A hold still on from an earlier call hands back what it kept first.
+	releaseLocked()
 	hold.want, hold.atMost, hold.open, hold.timer = want, atMost, make(chan struct{}), nil
 	hold.queues = map[*markingQueue]struct{}{}
 }

@@ -132,3 +132,32 @@ func TestHoldEndsAfterItsBound(t *testing.T) {
 		t.Fatal("the hold did not end after its bound")
 	}
 }
+
+// A second hold (several managers in one process) first hands back what the
+// one before it kept: nothing held is lost.
+func TestHoldCalledAgainLosesNothing(t *testing.T) {
+	HoldFirstListsUntilRunning(RunningControllers()+5, time.Minute)
+	a := newQueue("hold-again", RateLimiter[reconcile.Request]())
+	defer a.ShutDown()
+	listed := reconcile.Request{NamespacedName: types.NamespacedName{Name: "listed"}}
+	AddInitial(a, 0, listed)
+	done := make(chan reconcile.Request, 1)
+	go func() { item, _ := a.Get(); done <- item }()
+	select {
+	case item := <-done:
+		t.Fatalf("%v handed out during the first hold", item)
+	case <-time.After(200 * time.Millisecond):
+	}
+	HoldFirstListsUntilRunning(RunningControllers()+1, time.Minute)
+	b := newQueue("hold-again-b", RateLimiter[reconcile.Request]())
+	defer b.ShutDown()
+	go b.Get() // enough controllers run for the second hold
+	select {
+	case item := <-done:
+		if item != listed {
+			t.Fatalf("got %v, want the item the first hold kept", item)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the item the first hold kept was lost")
+	}
+}
