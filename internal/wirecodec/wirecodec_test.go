@@ -3,12 +3,14 @@ package wirecodec
 import (
 	"bytes"
 	"context"
+	stdjson "encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -94,5 +96,48 @@ func TestInformerLeavesOtherKindsAlone(t *testing.T) {
 	lw, err := cborListWatch(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient, scheme, cborCodecs(scheme), mapper(), &appsv1.Deployment{}, map[string]bool{workv1alpha1.GroupName: true})
 	if err != nil || lw != nil {
 		t.Fatalf("cborListWatch(Deployment) = %v, %v; want nil: only the named groups are replaced", lw, err)
+	}
+}
+
+// The caches' CBOR decoder gives what kube's transcoding CBOR decoder gives,
+// manifests and statuses in JSON, less managedFields.
+func TestCacheCBORDecodesAsTranscodingLessManagedFields(t *testing.T) {
+	scheme := controlplane.NewScheme()
+	status := runtime.RawExtension{Raw: []byte(`{"readyReplicas":2}`)}
+	w := workv1alpha1.Work{
+		ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "karmada-es-m1", ManagedFields: []metav1.ManagedFieldsEntry{{
+			Manager: "flotilla", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}},
+		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{
+			{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"b"}}`)}}}}},
+		Status: workv1alpha1.WorkStatus{ManifestStatuses: []workv1alpha1.ManifestStatus{{Status: &status}}},
+	}
+	list := &workv1alpha1.WorkList{Items: []workv1alpha1.Work{w, w}}
+	list.SetGroupVersionKind(workv1alpha1.SchemeGroupVersion.WithKind("WorkList"))
+	var buf bytes.Buffer
+	if err := cbor.NewSerializer(scheme, scheme).Encode(list, &buf); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := cbor.NewSerializer(scheme, scheme).Decode(buf.Bytes(), nil, &workv1alpha1.WorkList{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want.(*workv1alpha1.WorkList).Items {
+		want.(*workv1alpha1.WorkList).Items[i].ManagedFields = nil
+	}
+	info, ok := runtime.SerializerInfoForMediaType(cborCodecs(scheme).SupportedMediaTypes(), "application/cbor")
+	if !ok {
+		t.Fatal("no CBOR in the caches' codecs")
+	}
+	got, _, err := info.Serializer.Decode(buf.Bytes(), nil, &workv1alpha1.WorkList{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("decoded\n%#v\nwant\n%#v", got, want)
+	}
+	m := got.(*workv1alpha1.WorkList).Items[1].Spec.Workload.Manifests[0].Raw
+	if !stdjson.Valid(m) {
+		t.Fatalf("manifest %q is not JSON", m)
 	}
 }
