@@ -102,5 +102,8 @@ func runAgent(ctx context.Context, o agent.Options) error {
 	if err := wirecodec.AllowCBOR(features.Or(o.Features).Enabled(features.ClientsAllowCBOR)); err != nil {
 		return err
 	}
+	if err := wirecodec.ListFirst(); err != nil {
+		return err
+	}
 	return agent.Run(ctx, o)
 }

@@ -106,6 +106,9 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 	if err := wirecodec.AllowCBOR(f.opts.Features.Enabled(features.ClientsAllowCBOR)); err != nil {
 		return err
 	}
+	if err := wirecodec.ListFirst(); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	cfg, err := localstack.RESTConfig(f.kubeconfig, f.context)

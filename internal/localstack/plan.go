@@ -446,8 +446,14 @@ func (p *Plan) scheduler(c *ClusterPlan, port int) Component {
 }
 
 // APIServerFeatureGates are the Kubernetes gates the stack's API servers get:
-// CBOR serving (KEP-4222), which Flotilla's clients read in (see wirecodec).
-const APIServerFeatureGates = "CBORServingAndStorage=true"
+// CBOR serving (KEP-4222), which Flotilla's clients read in (see wirecodec);
+// and no watch-cache consistency checker (DetectCacheInconsistency, on by
+// default since Kubernetes 1.34): every 5 to 7.5 minutes it reads each
+// resource whole from etcd and decodes it to compare with the watch cache,
+// which at 30,000 templates (90,000 Works) keeps the control plane's API
+// server busy for tens of seconds at a time, whatever else is running. The
+// check looks for bugs in the API server's cache, not in what it serves.
+const APIServerFeatureGates = "CBORServingAndStorage=true,DetectCacheInconsistency=false"
 
 // KwokNodeAnnotation marks the nodes kwok simulates; `up` creates the nodes
 // with it and kwok manages exactly those.

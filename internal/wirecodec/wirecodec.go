@@ -47,6 +47,20 @@ func AllowCBOR(on bool) error {
 	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(clientfeatures.ClientsAllowCBOR): on})
 }
 
+// ListFirst makes this process's informers start with a list, not a watch
+// that streams the initial objects (client-go's WatchListClient gate, on by
+// default since Kubernetes 1.35, is turned off; set on the process's
+// component-base gate, as AllowCBOR does). Measured on a controller manager
+// restarting with 30,000 templates (90,000 Works) on 2 cores: streaming,
+// the API server copies every object before sending it as its own event,
+// and the manager decodes 150,000 events; as lists, the manager took 35 s of
+// CPU instead of 57-63 s, and was ready 46 s after it started instead of
+// 58-85 s. Memory was the same (peak RSS 1.75 GiB). Call it before the
+// first informer starts.
+func ListFirst() error {
+	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(clientfeatures.WatchListClient): false})
+}
+
 // NewInformerFunc returns a controller-runtime cache.Options.NewInformer
 // that lists and watches the structured types of the given API groups with a
 // client accepting CBOR, when ClientsAllowCBOR is on (off, it changes

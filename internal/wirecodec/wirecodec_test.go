@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 
@@ -139,5 +140,18 @@ func TestCacheCBORDecodesAsTranscodingLessManagedFields(t *testing.T) {
 	m := got.(*workv1alpha1.WorkList).Items[1].Spec.Workload.Manifests[0].Raw
 	if !stdjson.Valid(m) {
 		t.Fatalf("manifest %q is not JSON", m)
+	}
+}
+
+func TestListFirstTurnsOffStreamingLists(t *testing.T) {
+	before := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
+	t.Cleanup(func() {
+		_ = utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(clientfeatures.WatchListClient): before})
+	})
+	if err := ListFirst(); err != nil {
+		t.Fatal(err)
+	}
+	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
+		t.Fatal("WatchListClient still on after ListFirst")
 	}
 }
