@@ -99,10 +99,7 @@ func runAgent(ctx context.Context, o agent.Options) error {
 		}
 	}
 	o.ReportSecrets = kept
-	if err := wirecodec.AllowCBOR(features.Or(o.Features).Enabled(features.ClientsAllowCBOR)); err != nil {
-		return err
-	}
-	if err := wirecodec.ListFirst(); err != nil {
+	if err := wirecodec.SetClientGates(features.Or(o.Features).Enabled(features.ClientsAllowCBOR)); err != nil {
 		return err
 	}
 	return agent.Run(ctx, o)

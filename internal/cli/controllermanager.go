@@ -103,10 +103,7 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 	if err := applyLogging(f.logs); err != nil {
 		return err
 	}
-	if err := wirecodec.AllowCBOR(f.opts.Features.Enabled(features.ClientsAllowCBOR)); err != nil {
-		return err
-	}
-	if err := wirecodec.ListFirst(); err != nil {
+	if err := wirecodec.SetClientGates(f.opts.Features.Enabled(features.ClientsAllowCBOR)); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

@@ -81,3 +81,20 @@ func TestSuperviseSaysWhenARestartedComponentIsReadyAgain(t *testing.T) {
 		t.Errorf("'ready again' printed before the restarted process was healthy: %v", err)
 	}
 }
+
+func TestRestartDelayDoublesAndResetsAfterALongRun(t *testing.T) {
+	for _, tt := range []struct {
+		prev, ran, want time.Duration
+	}{
+		{0, time.Second, time.Second},
+		{time.Second, time.Second, 2 * time.Second},
+		{16 * time.Second, 5 * time.Second, 30 * time.Second},
+		{30 * time.Second, 5 * time.Second, 30 * time.Second},
+		{30 * time.Second, time.Minute, time.Second},
+		{4 * time.Second, time.Hour, time.Second},
+	} {
+		if got := restartDelay(tt.prev, tt.ran); got != tt.want {
+			t.Errorf("restartDelay(%s, ran %s) = %s, want %s", tt.prev, tt.ran, got, tt.want)
+		}
+	}
+}

@@ -331,8 +331,9 @@ func (s *Stack) Elapsed() time.Duration { return time.Since(s.started) }
 func (s *Stack) Stop() { s.Supervisor.Stop(20 * time.Second) }
 
 // Supervise blocks until ctx ends. A component that exits meanwhile is
-// reported and restarted, with a back-off from 1s doubling to 30s, so a
-// crashed controller does not leave the stack half-alive; once the restarted
+// reported and restarted, with a back-off from 1s doubling to 30s (see
+// restartDelay), so a crashed controller does not leave the stack
+// half-alive; once the restarted
 // process answers its health endpoint, a line says it is ready again (a
 // component without one, kwok, is announced as running again).
 func (s *Stack) Supervise(ctx context.Context) {
@@ -360,11 +361,8 @@ func (s *Stack) Supervise(ctx context.Context) {
 				continue
 			}
 			name := e.p.Component.Name
-			d := backoff[name]
-			if d == 0 {
-				d = time.Second
-			}
-			backoff[name] = min(2*d, 30*time.Second)
+			d := restartDelay(backoff[name], e.p.Ran())
+			backoff[name] = d
 			fmt.Fprintf(s.out, "%s exited (%v); restarting in %s. Log: %s\n", name, e.p.Err(), d, e.p.Component.LogFile)
 			select {
 			case <-ctx.Done():
@@ -380,6 +378,25 @@ func (s *Stack) Supervise(ctx context.Context) {
 			go s.announceReady(ctx, p)
 		}
 	}
+}
+
+// Restart back-off bounds: the first restart waits restartFirst, each one
+// after doubles the wait up to restartMax, and a process that ran at least
+// restartReset before exiting starts the series again (kubelet's rule for
+// crashing containers: its back-off entry expires after twice the maximum).
+const (
+	restartFirst = time.Second
+	restartMax   = 30 * time.Second
+	restartReset = 2 * restartMax
+)
+
+// restartDelay is how long to wait before restarting a process that ran for
+// ran and whose previous restart waited prev (0: none yet).
+func restartDelay(prev, ran time.Duration) time.Duration {
+	if prev == 0 || ran >= restartReset {
+		return restartFirst
+	}
+	return min(2*prev, restartMax)
 }
 
 // announceReady prints that a restarted process is ready again once its

@@ -35,30 +35,32 @@ import (
 // JSON from API servers without it.
 const AcceptCBOR = "application/cbor;q=1,application/json;q=0.9"
 
-// AllowCBOR sets client-go's ClientsAllowCBOR for this process (Flotilla's
-// gate of the same name, on by default): on, clients that ask for CBOR (the
-// dynamic client, and NewInformerFunc's) accept it before JSON. Request
-// bodies stay JSON: client-go's ClientsPreferCBOR is left off, since it makes
-// CBOR the default Accept of every client, the typed ones included, whose
-// codecs cannot decode it. Flotilla's binary links kube-apiserver, whose init
-// makes client-go read its gates from the process's component-base gate, so
-// that gate is the one set. Call it before the first client is made.
-func AllowCBOR(on bool) error {
-	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(clientfeatures.ClientsAllowCBOR): on})
-}
-
-// ListFirst makes this process's informers start with a list, not a watch
-// that streams the initial objects (client-go's WatchListClient gate, on by
-// default since Kubernetes 1.35, is turned off; set on the process's
-// component-base gate, as AllowCBOR does). Measured on a controller manager
-// restarting with 30,000 templates (90,000 Works) on 2 cores: streaming,
-// the API server copies every object before sending it as its own event,
-// and the manager decodes 150,000 events; as lists, the manager took 35 s of
-// CPU instead of 57-63 s, and was ready 46 s after it started instead of
-// 58-85 s. Memory was the same (peak RSS 1.75 GiB). Call it before the
-// first informer starts.
-func ListFirst() error {
-	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(clientfeatures.WatchListClient): false})
+// SetClientGates sets the client-go gates of this process's clients. Call it
+// once, before the first client or informer is made. Flotilla's binary links
+// kube-apiserver, whose init makes client-go read its gates from the
+// process's component-base gate, so that gate is the one set.
+//
+//   - ClientsAllowCBOR takes allowCBOR (Flotilla's gate of the same name, on
+//     by default): on, clients that ask for CBOR (the dynamic client, and
+//     NewInformerFunc's) accept it before JSON. Request bodies stay JSON:
+//     ClientsPreferCBOR is left off, since it makes CBOR the default Accept
+//     of every client, the typed ones included, whose codecs cannot decode it.
+//   - WatchListClient is turned off (on by default since Kubernetes 1.35):
+//     informers start with a list, not a watch that streams the initial
+//     objects. Measured on a controller manager restarting with 30,000
+//     templates (90,000 Works) on 2 cores: streaming, the API server copies
+//     every object before sending it as its own event and the manager
+//     decodes 150,000 events; as lists, the manager took 35 s of CPU instead
+//     of 57-63 s and was ready 46 s after it started instead of 58-85 s, with
+//     the same peak RSS (1.75 GiB).
+//
+// Errors: the component-base gate refuses the values (not expected: both
+// gates are registered by client-go).
+func SetClientGates(allowCBOR bool) error {
+	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+		string(clientfeatures.ClientsAllowCBOR): allowCBOR,
+		string(clientfeatures.WatchListClient):  false,
+	})
 }
 
 // NewInformerFunc returns a controller-runtime cache.Options.NewInformer

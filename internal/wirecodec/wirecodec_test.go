@@ -55,12 +55,13 @@ func mapper() meta.RESTMapper {
 }
 
 func TestInformerListsKarmadaKindsInCBOR(t *testing.T) {
-	if err := AllowCBOR(true); err != nil {
+	restore := keepClientGates(t)
+	t.Cleanup(restore)
+	if err := SetClientGates(true); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = AllowCBOR(false) })
 	if !clientfeatures.FeatureGates().Enabled(clientfeatures.ClientsAllowCBOR) {
-		t.Fatal("AllowCBOR(true) did not turn on client-go's ClientsAllowCBOR")
+		t.Fatal("SetClientGates(true) did not turn on client-go's ClientsAllowCBOR")
 	}
 	scheme := controlplane.NewScheme()
 	for _, tt := range []struct {
@@ -143,15 +144,31 @@ func TestCacheCBORDecodesAsTranscodingLessManagedFields(t *testing.T) {
 	}
 }
 
-func TestListFirstTurnsOffStreamingLists(t *testing.T) {
-	before := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
-	t.Cleanup(func() {
-		_ = utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(clientfeatures.WatchListClient): before})
-	})
-	if err := ListFirst(); err != nil {
-		t.Fatal(err)
+// keepClientGates returns a func putting back the client-go gates that
+// SetClientGates changes.
+func keepClientGates(t *testing.T) func() {
+	t.Helper()
+	cbor := clientfeatures.FeatureGates().Enabled(clientfeatures.ClientsAllowCBOR)
+	list := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
+	return func() {
+		_ = utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+			string(clientfeatures.ClientsAllowCBOR): cbor,
+			string(clientfeatures.WatchListClient):  list,
+		})
 	}
-	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
-		t.Fatal("WatchListClient still on after ListFirst")
+}
+
+func TestSetClientGatesListsFirst(t *testing.T) {
+	t.Cleanup(keepClientGates(t))
+	for _, allow := range []bool{false, true} {
+		if err := SetClientGates(allow); err != nil {
+			t.Fatal(err)
+		}
+		if got := clientfeatures.FeatureGates().Enabled(clientfeatures.ClientsAllowCBOR); got != allow {
+			t.Errorf("SetClientGates(%v): ClientsAllowCBOR = %v", allow, got)
+		}
+		if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
+			t.Errorf("SetClientGates(%v): WatchListClient still on", allow)
+		}
 	}
 }
