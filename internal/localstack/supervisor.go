@@ -34,8 +34,6 @@ type Process struct {
 	cmd       *exec.Cmd
 	done      chan struct{}
 	err       error
-	started   time.Time
-	ran       time.Duration
 }
 
 // Done is closed when the process has exited.
@@ -43,9 +41,6 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Err is the process's exit error, valid after Done is closed.
 func (p *Process) Err() error { return p.err }
-
-// Ran is how long the process ran, valid after Done is closed.
-func (p *Process) Ran() time.Duration { return p.ran }
 
 type spawnRequest struct {
 	cmd   *exec.Cmd
@@ -93,10 +88,9 @@ func (s *Supervisor) Start(c Component) (*Process, error) {
 		log.Close()
 		return nil, fmt.Errorf("start %s: %w", c.Name, err)
 	}
-	p := &Process{Component: c, cmd: cmd, done: make(chan struct{}), started: time.Now()}
+	p := &Process{Component: c, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
-		p.ran = time.Since(p.started)
 		log.Close()
 		close(p.done)
 	}()

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // syncBuffer is an io.Writer that Supervise's goroutines may share.
@@ -83,18 +85,29 @@ func TestSuperviseSaysWhenARestartedComponentIsReadyAgain(t *testing.T) {
 }
 
 func TestRestartDelayDoublesAndResetsAfterALongRun(t *testing.T) {
-	for _, tt := range []struct {
-		prev, ran, want time.Duration
+	now := clocktesting.NewFakeClock(time.Now())
+	b := newRestartBackoff()
+	b.Clock = now
+	// Each step: how long the component ran since its previous exit, then
+	// the delay its next exit gets.
+	for i, tt := range []struct {
+		ran, want time.Duration
 	}{
-		{0, time.Second, time.Second},
-		{time.Second, time.Second, 2 * time.Second},
-		{16 * time.Second, 5 * time.Second, 30 * time.Second},
-		{30 * time.Second, 5 * time.Second, 30 * time.Second},
-		{30 * time.Second, time.Minute, time.Second},
-		{4 * time.Second, time.Hour, time.Second},
+		{0, time.Second},               // a first exit
+		{time.Second, 2 * time.Second}, // doubling
+		{time.Second, 4 * time.Second},
+		{5 * time.Second, 8 * time.Second},
+		{5 * time.Second, 16 * time.Second},
+		{5 * time.Second, 30 * time.Second}, // capped
+		{5 * time.Second, 30 * time.Second},
+		{61 * time.Second, time.Second}, // a long run starts again
+		{time.Hour, time.Second},
+		{time.Second, 2 * time.Second},
 	} {
-		if got := restartDelay(tt.prev, tt.ran); got != tt.want {
-			t.Errorf("restartDelay(%s, ran %s) = %s, want %s", tt.prev, tt.ran, got, tt.want)
+		now.Step(tt.ran)
+		b.Next("c", now.Now())
+		if got := b.Get("c"); got != tt.want {
+			t.Errorf("exit %d, %s after the one before: delay %s, want %s", i+1, tt.ran, got, tt.want)
 		}
 	}
 }

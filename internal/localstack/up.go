@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Step is work `up` does once every cluster is ready, such as installing the
@@ -331,11 +332,10 @@ func (s *Stack) Elapsed() time.Duration { return time.Since(s.started) }
 func (s *Stack) Stop() { s.Supervisor.Stop(20 * time.Second) }
 
 // Supervise blocks until ctx ends. A component that exits meanwhile is
-// reported and restarted, with a back-off from 1s doubling to 30s (see
-// restartDelay), so a crashed controller does not leave the stack
-// half-alive; once the restarted
-// process answers its health endpoint, a line says it is ready again (a
-// component without one, kwok, is announced as running again).
+// reported and restarted after newRestartBackoff's delay, so a crashed
+// controller does not leave the stack half-alive; once the restarted process
+// answers its health endpoint, a line says it is ready again (a component
+// without one, kwok, is announced as running again).
 func (s *Stack) Supervise(ctx context.Context) {
 	type exit struct{ p *Process }
 	exits := make(chan exit)
@@ -351,7 +351,7 @@ func (s *Stack) Supervise(ctx context.Context) {
 	for _, p := range s.Supervisor.Processes() {
 		watch(p)
 	}
-	backoff := map[string]time.Duration{}
+	restarts := newRestartBackoff()
 	for {
 		select {
 		case <-ctx.Done():
@@ -361,8 +361,8 @@ func (s *Stack) Supervise(ctx context.Context) {
 				continue
 			}
 			name := e.p.Component.Name
-			d := restartDelay(backoff[name], e.p.Ran())
-			backoff[name] = d
+			restarts.Next(name, time.Now())
+			d := restarts.Get(name)
 			fmt.Fprintf(s.out, "%s exited (%v); restarting in %s. Log: %s\n", name, e.p.Err(), d, e.p.Component.LogFile)
 			select {
 			case <-ctx.Done():
@@ -380,23 +380,12 @@ func (s *Stack) Supervise(ctx context.Context) {
 	}
 }
 
-// Restart back-off bounds: the first restart waits restartFirst, each one
-// after doubles the wait up to restartMax, and a process that ran at least
-// restartReset before exiting starts the series again (kubelet's rule for
-// crashing containers: its back-off entry expires after twice the maximum).
-const (
-	restartFirst = time.Second
-	restartMax   = 30 * time.Second
-	restartReset = 2 * restartMax
-)
-
-// restartDelay is how long to wait before restarting a process that ran for
-// ran and whose previous restart waited prev (0: none yet).
-func restartDelay(prev, ran time.Duration) time.Duration {
-	if prev == 0 || ran >= restartReset {
-		return restartFirst
-	}
-	return min(2*prev, restartMax)
+// newRestartBackoff is the per-component restart back-off of Supervise
+// (client-go's, as kubelet uses for crashing containers): 1 s for a first
+// exit, doubling with each exit after it up to 30 s, and 1 s again once a
+// component's previous exit is more than twice that maximum (60 s) ago.
+func newRestartBackoff() *flowcontrol.Backoff {
+	return flowcontrol.NewBackOff(time.Second, 30*time.Second)
 }
 
 // announceReady prints that a restarted process is ready again once its

@@ -51,8 +51,8 @@ const AcceptCBOR = "application/cbor;q=1,application/json;q=0.9"
 //     templates (90,000 Works) on 2 cores: streaming, the API server copies
 //     every object before sending it as its own event and the manager
 //     decodes 150,000 events; as lists, the manager took 35 s of CPU instead
-//     of 57-63 s and was ready 46 s after it started instead of 58-85 s, with
-//     the same peak RSS (1.75 GiB).
+//     of 57-63 s and was ready 46 s after it started instead of 58-85 s, its
+//     memory unchanged.
 //
 // Errors: the component-base gate refuses the values (not expected: both
 // gates are registered by client-go).

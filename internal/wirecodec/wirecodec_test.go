@@ -55,8 +55,7 @@ func mapper() meta.RESTMapper {
 }
 
 func TestInformerListsKarmadaKindsInCBOR(t *testing.T) {
-	restore := keepClientGates(t)
-	t.Cleanup(restore)
+	t.Cleanup(keepClientGates(t))
 	if err := SetClientGates(true); err != nil {
 		t.Fatal(err)
 	}
