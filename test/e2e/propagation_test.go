@@ -336,27 +336,33 @@ spec:
 	})
 
 	t.Run("a claim sticks until its policy is deleted, and deleting policies keeps what was propagated", func(t *testing.T) {
-		pp := func(name string, priority int) string {
+		// Only "second" selects the probe: were "first" to select it too,
+		// the probe could be claimed by "first" whenever the detector saw
+		// the probe before the policy applied with it, and that claim
+		// would stick just like the one under test.
+		pp := func(name string, priority int, names ...string) string {
+			selectors := ""
+			for _, n := range names {
+				selectors += "  - {apiVersion: apps/v1, kind: Deployment, name: " + n + "}\n"
+			}
 			return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: %s, namespace: default}
 spec:
   priority: %d
   resourceSelectors:
-  - {apiVersion: apps/v1, kind: Deployment, name: sticky}
-  - {apiVersion: apps/v1, kind: Deployment, name: sticky-probe}
-  placement: {clusterAffinity: {clusterNames: [member1]}}
-`, name, priority)
+%s  placement: {clusterAffinity: {clusterNames: [member1]}}
+`, name, priority, selectors)
 		}
 		claim := func() string {
 			return s.get("", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
 		}
-		s.mustApply(t, "", deploymentYAML("default", "sticky", 1, "nginx")+"---\n"+pp("first", 0))
+		s.mustApply(t, "", deploymentYAML("default", "sticky", 1, "nginx")+"---\n"+pp("first", 0, "sticky"))
 		s.waitFor(t, "first", "", "deploy", "sticky", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
 		s.waitFor(t, "1", "member1", "deploy", "sticky", "-o", "jsonpath={.status.readyReplicas}")
-		s.mustApply(t, "", pp("second", 10)+"---\n"+deploymentYAML("default", "sticky-probe", 1, "nginx"))
-		// Once the new template is claimed by "second", the detector has
-		// seen that policy and re-evaluated "sticky" too.
+		s.mustApply(t, "", pp("second", 10, "sticky", "sticky-probe")+"---\n"+deploymentYAML("default", "sticky-probe", 1, "nginx"))
+		// Once the probe is claimed by "second", the detector has seen that
+		// policy and re-evaluated "sticky" too.
 		s.waitFor(t, "second", "", "deploy", "sticky-probe", "-o", "jsonpath={.metadata.annotations.propagationpolicy\\.karmada\\.io/name}")
 		if got := claim(); got != "first" {
 			t.Errorf("a later policy took the template over: claimed by %q", got)
