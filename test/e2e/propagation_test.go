@@ -133,14 +133,7 @@ spec:
 		if err != nil || id == "" {
 			t.Fatalf("the policy was not created with its permanent-id label: %q %v", id, err)
 		}
-		// The claim plugin reads policies from its own informer in the API
-		// server, a moment behind the create: a server-side dry run goes
-		// through admission too, so wait until it claims.
-		eventually(t, 30*time.Second, "a dry run of the template claimed by the new policy", func() (bool, string) {
-			got, err := s.apply(deploymentYAML("born", "first", 1, "nginx"), "--server-side", "--dry-run=server",
-				"-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
-			return err == nil && got == "born", got
-		})
+		s.waitUntilClaimable(t, deploymentYAML("born", "first", 1, "nginx"), "born")
 		// Server-side apply, twice: the claim written at admission belongs to
 		// no field manager, so re-applying without it keeps it.
 		for range 2 {
@@ -155,7 +148,9 @@ spec:
 	})
 
 	t.Run("an override that cannot apply holds back its cluster only, with a SyncWorkFailed event", func(t *testing.T) {
-		// The policy comes first: a template is claimed as it is created.
+		// The policy comes first: a template is claimed as it is created,
+		// and were it created before the claim plugin saw this policy,
+		// namespace born's catch-all policy would claim it for good.
 		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: overridden, namespace: born}
@@ -163,8 +158,9 @@ spec:
   priority: 10
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: overridden}]
   placement: {clusterAffinity: {clusterNames: [member1, member2]}}
----
-`+deploymentYAML("born", "overridden", 1, "nginx"))
+`)
+		s.waitUntilClaimable(t, deploymentYAML("born", "overridden", 1, "nginx"), "overridden")
+		s.mustApply(t, "", deploymentYAML("born", "overridden", 1, "nginx"))
 		s.waitFor(t, "1", "member2", "deploy", "overridden", "-n", "born", "-o", "jsonpath={.spec.replicas}")
 		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
 kind: OverridePolicy
@@ -529,5 +525,19 @@ spec:
 		out := s.get("", "rb", "-n", "load", "-o", `jsonpath={range .items[*]}{.status.conditions[?(@.type=="FullyApplied")].status}{" "}{end}`)
 		applied := strings.Count(out, "True")
 		return applied == n, fmt.Sprintf("%d of %d", applied, n)
+	})
+}
+
+// waitUntilClaimable waits until a server-side dry run of template comes
+// back claimed by the PropagationPolicy named policy. The claim plugin reads
+// policies from its own informer in the API server, a moment behind their
+// create, and a dry run goes through admission too: so a template created
+// right after its policy may be claimed by an older policy, for good.
+func (s *stack) waitUntilClaimable(t *testing.T, template, policy string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "a dry run of the template claimed by policy "+policy, func() (bool, string) {
+		got, err := s.apply(template, "--server-side", "--dry-run=server",
+			"-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
+		return err == nil && got == policy, got
 	})
 }
