@@ -1,9 +1,11 @@
 // Package validationadmission refuses, when they are applied, the Karmada
 // objects whose mistakes the CRDs' CEL rules cannot see: a FederatedHPA's
 // spec as the Kubernetes HPA's validation checks it, a
-// CronFederatedHPA's cron schedules and IANA time zones, the patch
-// values, label and annotation syntax of OverridePolicies and
-// ClusterOverridePolicies, the Lua scripts of ResourceInterpreterCustomizations
+// CronFederatedHPA's cron schedules and IANA time zones, the cluster
+// fieldSelectors of every policy (keys provider, region and zone,
+// operators In and NotIn: CEL could, but not within the API server's cost
+// budget for nested lists), the patch values, label and annotation syntax
+// of OverridePolicies and ClusterOverridePolicies, the Lua scripts of ResourceInterpreterCustomizations
 // and the endpoints of ResourceInterpreterWebhookConfigurations. These are the checks of Karmada's validating
 // webhooks that CEL cannot express.
 //
@@ -65,6 +67,16 @@ var Kinds = []Kind{
 		New: func() client.Object { return &autoscalingv1alpha1.CronFederatedHPA{} },
 		Check: func(o client.Object) field.ErrorList {
 			return autoscalingv1alpha1.ValidateCronFederatedHPA(o.(*autoscalingv1alpha1.CronFederatedHPA))
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("propagationpolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.PropagationPolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidatePropagationSpec(&o.(*policyv1alpha1.PropagationPolicy).Spec)
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("clusterpropagationpolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.ClusterPropagationPolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidatePropagationSpec(&o.(*policyv1alpha1.ClusterPropagationPolicy).Spec)
 		}},
 	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("overridepolicies").GroupResource(),
 		New: func() client.Object { return &policyv1alpha1.OverridePolicy{} },

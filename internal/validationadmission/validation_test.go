@@ -144,3 +144,78 @@ func TestValidateInterpreterScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateClusterFieldSelectors refuses, as Karmada's webhook does, a
+// fieldSelector key other than provider, region or zone and an operator
+// other than In or NotIn, wherever a policy selects clusters.
+func TestValidateClusterFieldSelectors(t *testing.T) {
+	policy := func(kind, placement string) map[string]any {
+		t.Helper()
+		var obj map[string]any
+		doc := "apiVersion: policy.karmada.io/v1alpha1\nkind: " + kind + "\nmetadata: {name: p, namespace: default}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n" + placement
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	pp := schema.GroupResource{Group: "policy.karmada.io", Resource: "propagationpolicies"}
+	cpp := schema.GroupResource{Group: "policy.karmada.io", Resource: "clusterpropagationpolicies"}
+	op := schema.GroupResource{Group: "policy.karmada.io", Resource: "overridepolicies"}
+	for _, tc := range []struct {
+		name string
+		gr   schema.GroupResource
+		kind string
+		spec string
+		want []string
+	}{
+		{"good keys and operators", pp, "PropagationPolicy", `  placement:
+    clusterAffinity:
+      fieldSelector:
+        matchExpressions: [{key: provider, operator: In, values: [aws]}, {key: region, operator: NotIn, values: [x]}, {key: zone, operator: In, values: [z]}]
+`, nil},
+		{"an unknown key", pp, "PropagationPolicy", `  placement:
+    clusterAffinity:
+      fieldSelector:
+        matchExpressions: [{key: region, operator: In, values: [x]}, {key: color, operator: In, values: [x]}]
+`, []string{"spec.placement.clusterAffinity.fieldSelector.matchExpressions[1].key", `unsupported key "color", must be provider, region, or zone`}},
+		{"Exists in a ClusterPropagationPolicy's affinity term", cpp, "ClusterPropagationPolicy", `  placement:
+    clusterAffinities:
+    - affinityName: a
+      fieldSelector:
+        matchExpressions: [{key: zone, operator: Exists}]
+`, []string{"spec.placement.clusterAffinities[0].fieldSelector.matchExpressions[0].operator", `unsupported operator "Exists", must be In or NotIn`}},
+		{"a static weight's target cluster", pp, "PropagationPolicy", `  placement:
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - targetCluster: {fieldSelector: {matchExpressions: [{key: name, operator: In, values: [member1]}]}}
+          weight: 1
+`, []string{"spec.placement.replicaScheduling.weightPreference.staticWeightList[0].targetCluster.fieldSelector.matchExpressions[0].key"}},
+		{"an override rule's target cluster", op, "OverridePolicy", `  overrideRules:
+  - targetCluster:
+      fieldSelector:
+        matchExpressions: [{key: color, operator: In, values: [x]}]
+    overriders:
+      plaintext: [{path: /spec/replicas, operator: replace, value: 2}]
+`, []string{"spec.overrideRules[0].targetCluster.fieldSelector.matchExpressions[0].key", `unsupported key "color"`}},
+	} {
+		err := Validate(tc.gr, schema.GroupKind{Group: "policy.karmada.io", Kind: tc.kind}, "p", policy(tc.kind, tc.spec))
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: refused: %v", tc.name, err)
+			}
+			continue
+		}
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("%s: want an Invalid error, got %v", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tc.name, err, w)
+			}
+		}
+	}
+}

@@ -253,6 +253,30 @@ spec:
   - {apiVersion: apps/v1, kind: Deployment}
   placement: {}
 `, "spec.conflictResolution"},
+			"a fieldSelector on a key Karmada does not support": {`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: bad-field-key, namespace: default}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment}
+  placement:
+    clusterAffinity:
+      fieldSelector:
+        matchExpressions: [{key: color, operator: In, values: [blue]}]
+`, `unsupported key "color", must be provider, region, or zone`},
+			"an OverridePolicy fieldSelector with Exists": {`apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: bad-field-op, namespace: default}
+spec:
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment}
+  overrideRules:
+  - targetCluster:
+      fieldSelector:
+        matchExpressions: [{key: zone, operator: Exists}]
+    overriders:
+      labelsOverrider: [{operator: add, value: {a: b}}]
+`, `spec.overrideRules[0].targetCluster.fieldSelector.matchExpressions[0].operator`},
 		}
 		for name, tc := range cases {
 			out, err := s.apply(tc.yaml)
