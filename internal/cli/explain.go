@@ -25,6 +25,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/overridemanager"
 	"github.com/flotilla-io/flotilla/internal/policymatch"
 	"github.com/flotilla-io/flotilla/internal/scheduler"
+	"github.com/flotilla-io/flotilla/internal/template"
 )
 
 func newExplainCommand() *cobra.Command {
@@ -82,6 +83,17 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 		fmt.Fprintf(w, "              unless --skipped-propagating-namespaces matches it (a ClusterPropagationPolicy may place it instead)\n")
 	}
 
+	if kind == "Namespace" && m.GroupVersionKind.Group == "" {
+		// Only a ClusterPropagationPolicy can say more; explainClaim looks.
+	} else if !template.IsTemplateResource(m.Resource) {
+		fmt.Fprintf(w, "  Policy:     none: %s are not resource templates; no policy propagates them\n", m.Resource.Resource)
+		return nil
+	} else if namespaced && template.SkipNamespace(namespace) {
+		fmt.Fprintf(w, "  Policy:     none: nothing in namespace %s is propagated, whatever the policies select (as in Karmada:\n", namespace)
+		fmt.Fprintf(w, "              kube-system, kube-public, kube-node-lease, karmada-system, karmada-cluster and karmada-es-* are the control plane's own)\n")
+		return nil
+	}
+
 	// The claim, and why that policy won.
 	claim, rivals, err := explainClaim(ctx, cl, obj)
 	if err != nil {
@@ -89,14 +101,6 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 	}
 	if claim == "" && kind == "Namespace" && m.GroupVersionKind.Group == "" {
 		return nil
-	}
-	if claim == "" {
-		fmt.Fprintf(w, "  Policy:     none: no PropagationPolicy or ClusterPropagationPolicy selects it, so it stays on the control plane\n")
-		return nil
-	}
-	fmt.Fprintf(w, "  Policy:     claimed by %s\n", claim)
-	for _, r := range rivals {
-		fmt.Fprintf(w, "              it beat %s\n", r)
 	}
 
 	// The binding: placement, replicas, conditions.
@@ -113,12 +117,28 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 		err = cl.Get(ctx, client.ObjectKey{Name: bname}, crb)
 		b, spec, status = crb, &crb.Spec, &crb.Status
 	}
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			fmt.Fprintf(w, "  Binding:    none yet (%s is claimed; the detector has not made its binding)\n", bname)
-			return nil
-		}
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
+	}
+	bound := err == nil
+	switch {
+	case claim == "" && !bound:
+		fmt.Fprintf(w, "  Policy:     none: no PropagationPolicy or ClusterPropagationPolicy selects it, so it stays on the control plane\n")
+		return nil
+	case claim == "":
+		// The policy that claimed it is gone (or no longer selects it); the
+		// binding and the member copies stay, as in Karmada.
+		fmt.Fprintf(w, "  Policy:     none now: the policy that claimed it was deleted or no longer selects it; its binding\n")
+		fmt.Fprintf(w, "              and the copies in members stay as they were until a policy claims it or it is deleted\n")
+	default:
+		fmt.Fprintf(w, "  Policy:     claimed by %s\n", claim)
+		for _, r := range rivals {
+			fmt.Fprintf(w, "              it beat %s\n", r)
+		}
+	}
+	if !bound {
+		fmt.Fprintf(w, "  Binding:    none yet (%s is claimed; the detector has not made its binding)\n", bname)
+		return nil
 	}
 	bkind := "ClusterResourceBinding"
 	if namespaced {
@@ -150,8 +170,21 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 			in.Clusters = append(in.Clusters, &clusters.Items[i])
 		}
 		if rejections, err := scheduler.Rejections(in); err == nil {
+			rejected := map[string]bool{}
 			for _, r := range rejections {
+				rejected[r.Cluster] = true
 				fmt.Fprintf(w, "  Not chosen: %s: %s\n", r.Cluster, r.Reason)
+			}
+			placedOn := map[string]bool{}
+			for _, tc := range spec.Clusters {
+				placedOn[tc.Name] = true
+			}
+			if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled); c != nil && c.Status == metav1.ConditionTrue {
+				for _, cluster := range clusters.Items {
+					if !rejected[cluster.Name] && !placedOn[cluster.Name] {
+						fmt.Fprintf(w, "  Not chosen: %s: it fits, but %s\n", cluster.Name, whyFitButNotChosen(spec))
+					}
+				}
 			}
 		}
 	}
@@ -312,6 +345,23 @@ func whyLost(winner, loser policymatch.Claim) string {
 		return "on name order, all else being equal"
 	default:
 		return first
+	}
+}
+
+// whyFitButNotChosen says why the scheduler left out a cluster that passed
+// every filter, from the parts of the placement that select among feasible
+// clusters.
+func whyFitButNotChosen(spec *workv1alpha2.ResourceBindingSpec) string {
+	p := spec.Placement
+	switch {
+	case p != nil && len(p.SpreadConstraints) > 0:
+		return "placement.spreadConstraints keep only the best-scoring clusters (or groups) within their maxGroups"
+	case p != nil && p.ReplicaScheduling != nil && p.ReplicaScheduling.ReplicaDivisionPreference == policyv1alpha1.ReplicaDivisionPreferenceAggregated:
+		return "Aggregated packs the replicas into as few clusters as can hold them"
+	case spec.Replicas > 0 && p != nil && p.ReplicaScheduling != nil && p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided:
+		return "its share of the replicas rounded to none"
+	default:
+		return "the scheduler has not placed it there (a later reschedule may)"
 	}
 }
 

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
@@ -41,5 +43,25 @@ func TestWorkLineSaysWhatIsStale(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestWhyFitButNotChosenNamesThePartOfThePlacement(t *testing.T) {
+	for _, tc := range []struct {
+		placement *policyv1alpha1.Placement
+		replicas  int32
+		want      string
+	}{
+		{&policyv1alpha1.Placement{SpreadConstraints: []policyv1alpha1.SpreadConstraint{{SpreadByField: policyv1alpha1.SpreadByFieldCluster, MaxGroups: 1}}}, 3, "spreadConstraints"},
+		{&policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+			ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceAggregated}}, 3, "Aggregated"},
+		{&policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+			ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted}}, 1, "rounded to none"},
+		{nil, 0, "has not placed it there"},
+	} {
+		got := whyFitButNotChosen(&workv1alpha2.ResourceBindingSpec{Placement: tc.placement, Replicas: tc.replicas})
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("placement %+v: %q lacks %q", tc.placement, got, tc.want)
+		}
 	}
 }

@@ -214,6 +214,30 @@ spec:
 		}
 		return true, out
 	})
+	// Once its policies are deleted, the binding and the copies stay, and
+	// explain says so rather than that nothing selects it.
+	s.kubectl("", "delete", "pp", "broad", "-n", "apps") // first, or it would claim the Deployment next
+	s.kubectl("", "delete", "pp", "explained", "-n", "apps")
+	eventually(t, time.Minute, "flotilla explain to say the claim was released", func() (bool, string) {
+		out, _ := s.flotillaCmd(append([]string{"explain", "deploy", "explained", "-n", "apps"}, cp...)...)
+		return strings.Contains(out, "Policy:     none now: the policy that claimed it was deleted") &&
+			strings.Contains(out, "Binding:    ResourceBinding apps/explained-deployment") &&
+			strings.Contains(out, "Placed on:  member2=2, member3=1"), out
+	})
+	// Nothing in the control plane's own namespaces is propagated, whatever
+	// a ClusterPropagationPolicy selects.
+	s.kubectl("", "create", "configmap", "sys-cm", "-n", "kube-system")
+	s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: sys}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: sys-cm}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+`)
+	if out, _ := s.flotillaCmd(append([]string{"explain", "cm", "sys-cm", "-n", "kube-system"}, cp...)...); !strings.Contains(out, "nothing in namespace kube-system is propagated") {
+		t.Errorf("explain of a ConfigMap in kube-system:\n%s", out)
+	}
+	s.kubectl("", "delete", "cpp", "sys")
 	refused("already has taint", "taint", "member1", "dedicated=cpu:NoSchedule")
 	refused(`effect "Sometimes" is not NoSchedule`, "taint", "member1", "x=y:Sometimes")
 	run("taint", "member1", "dedicated:NoSchedule-")
