@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flotilla-io/flotilla/internal/reftest"
 )
 
 func TestInterpret(t *testing.T) {
@@ -74,4 +76,33 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestInterpretTheWidgetExample runs the README's `flotilla interpret` commands
+// on examples/widget and checks the outputs the README shows.
+func TestInterpretTheWidgetExample(t *testing.T) {
+	dir := filepath.Join(reftest.ModuleRoot(t), "examples", "widget")
+	customization, widget := filepath.Join(dir, "customization.yaml"), filepath.Join(dir, "w1.yaml")
+	run := func(o interpretOptions, replicaSet bool) string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := interpret(context.Background(), &out, o, replicaSet); err != nil {
+			t.Fatalf("%+v: %v\n%s", o, err, out.String())
+		}
+		return out.String()
+	}
+	for _, c := range []struct {
+		out  string
+		want []string
+	}{
+		{run(interpretOptions{file: customization, check: true}, false), []string{"ResourceInterpreterCustomization widget is valid"}},
+		{run(interpretOptions{file: customization, operation: "interpretReplica", desiredFile: widget}, false), []string{"replica: 6", "namespace: shop", "cpu: 100m"}},
+		{run(interpretOptions{file: customization, operation: "reviseReplica", desiredFile: widget, desiredReplica: 2}, true), []string{"replicas: 2"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.out, w) {
+				t.Errorf("output lacks %q:\n%s", w, c.out)
+			}
+		}
+	}
 }
