@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -225,7 +226,8 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 				continue
 			}
 			if (e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name) || e.InvolvedObject.Name == bname {
-				lines = append(lines, fmt.Sprintf("  Warning:    %s %s: %s", e.InvolvedObject.Kind, e.Reason, e.Message))
+				lines = append(lines, fmt.Sprintf("  Warning:    %s ago, %s %s: %s",
+					duration.HumanDuration(time.Since(eventTime(&e))), e.InvolvedObject.Kind, e.Reason, e.Message))
 			}
 			if len(lines) == 5 {
 				break
