@@ -19,10 +19,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientfeatures "k8s.io/client-go/features"
@@ -138,7 +140,10 @@ func cborListWatch(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Sc
 func cborCodecs(scheme *runtime.Scheme) runtime.NegotiatedSerializer {
 	info := func(creater runtime.ObjectCreater, typer runtime.ObjectTyper) runtime.SerializerInfo {
 		i := cbor.NewSerializerInfo(creater, typer)
-		i.Serializer = cacheCBOR{cbor.NewSerializer(creater, typer, cbor.Transcode(false))}
+		i.Serializer = cacheCBOR{
+			Serializer: cbor.NewSerializer(creater, typer, cbor.Transcode(false)),
+			json:       kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, creater, typer, kjson.SerializerOptions{}),
+		}
 		return i
 	}
 	return serializer.WithoutConversionCodecFactory{
@@ -152,11 +157,28 @@ func cborCodecs(scheme *runtime.Scheme) runtime.NegotiatedSerializer {
 // (TransformStripManagedFields). The raw fields left (RawExtension: Work
 // manifests and statuses, aggregated statuses) are turned into JSON, so
 // readers see the same bytes as from a JSON API server.
-type cacheCBOR struct{ runtime.Serializer }
+//
+// An object CBOR cannot decode into its Go type, but JSON can, is decoded
+// through JSON: a custom resource's int-or-string quantity written as a bare
+// number (a FederatedHPA's averageValue: 10, a Cluster's resource model
+// bounds) comes from the API server as a CBOR integer, which
+// resource.Quantity's CBOR decoder refuses while its JSON decoder takes it.
+// Without this, one such object failed its kind's whole list, and the
+// informer never synced.
+type cacheCBOR struct {
+	runtime.Serializer
+	json runtime.Serializer
+}
 
 func (c cacheCBOR) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	obj, actual, err := c.Serializer.Decode(data, gvk, into)
-	if obj == nil || (err != nil && !runtime.IsStrictDecodingError(err)) {
+	if err != nil && !runtime.IsStrictDecodingError(err) && into != nil {
+		if obj, actual, jerr := c.viaJSON(data, gvk, into); jerr == nil {
+			return obj, actual, nil
+		}
+		return obj, actual, err
+	}
+	if obj == nil || err != nil && !runtime.IsStrictDecodingError(err) {
 		return obj, actual, err
 	}
 	drop := func(o runtime.Object) error {
@@ -174,6 +196,40 @@ func (c cacheCBOR) Decode(data []byte, gvk *schema.GroupVersionKind, into runtim
 		return nil, actual, terr
 	}
 	return obj, actual, err
+}
+
+// viaJSON decodes CBOR data into into by way of JSON: first into
+// unstructured content (which takes any well-formed object), then that
+// content, as JSON, into into. The managedFields are dropped as Decode does.
+// Errors: data is not a CBOR object, or its JSON does not decode into into.
+func (c cacheCBOR) viaJSON(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	var u runtime.Unstructured = &unstructured.Unstructured{}
+	if meta.IsListType(into) {
+		u = &unstructured.UnstructuredList{}
+	}
+	if _, _, err := c.Serializer.Decode(data, gvk, u); err != nil {
+		return nil, nil, err
+	}
+	drop := func(o runtime.Object) error {
+		if a, err := meta.Accessor(o); err == nil {
+			a.SetManagedFields(nil)
+		}
+		return nil
+	}
+	if l, ok := u.(*unstructured.UnstructuredList); ok {
+		_ = l.EachListItem(drop)
+	} else {
+		_ = drop(u)
+	}
+	j, err := runtime.Encode(unstructured.UnstructuredJSONScheme, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The failed CBOR decode may have filled part of into.
+	if v := reflect.ValueOf(into); v.Kind() == reflect.Pointer && !v.IsNil() {
+		v.Elem().SetZero()
+	}
+	return c.json.Decode(j, gvk, into)
 }
 
 // rawWalks caches, per Go type, how to reach the RawExtensions inside a

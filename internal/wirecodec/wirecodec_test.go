@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -20,6 +21,7 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 )
@@ -168,6 +170,55 @@ func TestSetClientGatesListsFirst(t *testing.T) {
 		}
 		if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
 			t.Errorf("SetClientGates(%v): WatchListClient still on", allow)
+		}
+	}
+}
+
+// TestCacheCBORTakesANumberForAQuantity decodes what the API server sends for
+// a FederatedHPA whose averageValue was written as a bare number: a CBOR
+// integer, which resource.Quantity's CBOR decoder refuses. The list decodes,
+// through JSON, with the quantity and without managedFields.
+func TestCacheCBORTakesANumberForAQuantity(t *testing.T) {
+	scheme := controlplane.NewScheme()
+	item := func(name string, value any) map[string]any {
+		return map[string]any{
+			"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPA",
+			"metadata": map[string]any{"name": name, "namespace": "cm",
+				"managedFields": []any{map[string]any{"manager": "kubectl", "operation": "Apply"}}},
+			"spec": map[string]any{
+				"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+				"maxReplicas":    int64(10),
+				"metrics": []any{map[string]any{"type": "Pods", "pods": map[string]any{
+					"metric": map[string]any{"name": "http_requests"},
+					"target": map[string]any{"type": "AverageValue", "averageValue": value}}}},
+			},
+		}
+	}
+	list := &unstructured.UnstructuredList{Object: map[string]any{
+		"apiVersion": "autoscaling.karmada.io/v1alpha1", "kind": "FederatedHPAList", "metadata": map[string]any{}}}
+	list.Items = []unstructured.Unstructured{{Object: item("quoted", "10")}, {Object: item("bare", int64(10))}}
+	var buf bytes.Buffer
+	if err := cbor.NewSerializer(scheme, scheme).Encode(list, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cbor.NewSerializer(scheme, scheme).Decode(buf.Bytes(), nil, &autoscalingv1alpha1.FederatedHPAList{}); err == nil {
+		t.Fatal("kube's CBOR decoder took the bare number: the fallback is no longer needed")
+	}
+	info, _ := runtime.SerializerInfoForMediaType(cborCodecs(scheme).SupportedMediaTypes(), "application/cbor")
+	got, _, err := info.Serializer.Decode(buf.Bytes(), nil, &autoscalingv1alpha1.FederatedHPAList{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := got.(*autoscalingv1alpha1.FederatedHPAList).Items
+	if len(items) != 2 {
+		t.Fatalf("decoded %d items, want 2", len(items))
+	}
+	for _, h := range items {
+		if q := h.Spec.Metrics[0].Pods.Target.AverageValue; q == nil || q.Value() != 10 {
+			t.Errorf("%s: averageValue %v, want 10", h.Name, q)
+		}
+		if h.ManagedFields != nil {
+			t.Errorf("%s: managedFields kept", h.Name)
 		}
 	}
 }

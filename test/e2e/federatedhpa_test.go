@@ -206,7 +206,9 @@ spec:
 	waitReplicas("web", "1")
 
 	// A per-pod custom metric: 20 requests/s per pod against a target of
-	// 10 doubles the replicas until maxReplicas.
+	// 10 doubles the replicas until maxReplicas. The target is a bare
+	// number, as Karmada users write it: the API server sends it to the
+	// informers as a CBOR integer, which must not stop them.
 	s.mustApply(t, "", workload("api", 2, "custom-metrics.flotilla.io/http_requests_per_second: '20'")+`---
 apiVersion: autoscaling.karmada.io/v1alpha1
 kind: FederatedHPA
@@ -219,7 +221,7 @@ spec:
   - type: Pods
     pods:
       metric: {name: http_requests_per_second}
-      target: {type: AverageValue, averageValue: "10"}
+      target: {type: AverageValue, averageValue: 10}
 `)
 	waitReplicas("api", "6")
 	s.waitFor(t, "20", "", "fhpa", "api", "-n", ns, "-o", "jsonpath={.status.currentMetrics[0].pods.current.averageValue}")
