@@ -301,7 +301,7 @@ var builders = []builder{
 		}
 		var out []setup
 		for _, kind := range binding.Kinds {
-			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
+			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events("karmada-scheduler"), Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
 				TaintManagerEvicts: s.taintManagerEvicts()})
 		}
 		return out, nil
@@ -310,7 +310,8 @@ var builders = []builder{
 		var out []setup
 		for _, kind := range binding.Kinds {
 			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Kind: kind,
-				InjectPreservedState: features.Or(s.opts.Features).Enabled(features.StatefulFailoverInjection), Gate: s.gate, Events: s.events}
+				InjectPreservedState: features.Or(s.opts.Features).Enabled(features.StatefulFailoverInjection), Gate: s.gate,
+				Events: s.events(byKind(kind, "binding-controller", "cluster-resource-binding-controller"))}
 			if s.opts.FastPaths.Handoff && s.on["execution"] {
 				// New Works are applied by the binding controller's own
 				// goroutine, a watch delivery sooner.
@@ -327,7 +328,8 @@ var builders = []builder{
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Interpreter: s.interp, Resources: s.detector.ResourceFor,
-				Kind: kind, Events: s.events, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled})
+				Kind: kind, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
+				Events: s.events(byKind(kind, "resource-binding-status-controller", "cluster-resource-binding-status-controller"))})
 		}
 		return out, nil
 	}},
@@ -358,8 +360,7 @@ var builders = []builder{
 			return nil, nil // Karmada's gate: off, spec.propagateDeps is ignored
 		}
 		return []setup{&dependencies.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Gate: s.gate,
-			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(dependencies.ControllerName), Busy: s.gate.Busy,
-				MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}}}, nil
+			Events: s.events(dependencies.ControllerName)}}, nil
 	}},
 	{serviceexport.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{s.collector()}, nil
@@ -496,8 +497,7 @@ type shared struct {
 	execution *execution.Reconciler
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
 	// nothing).
-	gate   *statusgate.Gate
-	events *eventrecord.Recorder
+	gate *statusgate.Gate
 	// interp is the resource interpreter every controller asks.
 	interp *resourceinterpreter.Interpreter
 }
@@ -608,10 +608,6 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		// propagated (see statusgate.Gate).
 		s.gate = statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
 	}
-	// Karmada's success and failure events, on transitions; success events
-	// give way to propagation like status reports do.
-	s.events = &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("flotilla-controller-manager"), Busy: s.gate.Busy,
-		MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()}
 	s.interp = resourceinterpreter.New(nil)
 	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
 	s.detector.Interpreter = s.interp
@@ -619,7 +615,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		Recorder: mgr.GetEventRecorderFor("resource-interpreter"), OnChange: s.detector.RequeueKind}); err != nil {
 		return nil, nil, fmt.Errorf("add the interpreter configuration sync: %w", err)
 	}
-	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events, o.FastPaths.ReadYourWrites
+	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events("resource-detector"), o.FastPaths.ReadYourWrites
 	s.detector.Features = features.Or(o.Features)
 	// Pull-mode clusters' Works are applied by their agents.
 	modes := &membercluster.SyncModes{}
@@ -630,7 +626,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	if err := modes.Track(clusters); err != nil {
 		return nil, nil, fmt.Errorf("watch Clusters' sync modes: %w", err)
 	}
-	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events, Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events("execution-controller"), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
 		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
 	if s.detectorRuns() {
 		if err := mgr.Add(s.detector); err != nil {
@@ -650,4 +646,23 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 // controllers too.
 func (s *shared) detectorRuns() bool {
 	return s.on["detector"] || s.on["binding"] || s.on["status"] || s.on[dependencies.ControllerName]
+}
+
+// events is a Recorder raising Karmada's success and failure events, on
+// transitions, from component: the events' source (kubectl's FROM column),
+// Karmada's name for the controller, such as "execution-controller", so that
+// filters and alerts written for Karmada match. Success events give way to
+// propagation as status reports do.
+func (s *shared) events(component string) *eventrecord.Recorder {
+	return &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(component), Busy: s.gate.Busy,
+		MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}
+}
+
+// byKind is namespaced for ResourceBindings and clusterScoped for
+// ClusterResourceBindings: Karmada names the two controllers of a pair apart.
+func byKind(kind binding.Kind, namespaced, clusterScoped string) string {
+	if kind == binding.ClusterScoped {
+		return clusterScoped
+	}
+	return namespaced
 }

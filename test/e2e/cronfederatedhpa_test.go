@@ -222,8 +222,11 @@ func TestCronFederatedHPA(t *testing.T) {
 			t.Parallel()
 			ns := "cron-fhpa"
 			s.mustApply(t, "", deploymentYAML(ns, "both", 1, "nginx"))
-			s.mustApply(t, "", federatedHPA(ns, "both-fhpa", "both", 1, 4))
+			// The CronFederatedHPA first, whose rule runs once a year: the
+			// FederatedHPA that comes after it is warned of at once.
 			s.mustApply(t, "", cronFHPA(ns, "both", "apps/v1", "Deployment", "both", `  - {name: up, schedule: "0 9 1 1 *", targetReplicas: 2}`))
+			s.waitHistory(t, ns, "both", "up", "nextExecutionTime", nonEmpty)
+			s.mustApply(t, "", federatedHPA(ns, "both-fhpa", "both", 1, 4))
 			s.waitFor(t, "ScaleTargetConflict", "", "events", "-n", ns, "--field-selector", "involvedObject.name=both,involvedObject.kind=CronFederatedHPA", "-o", "jsonpath={.items[0].reason}")
 			if msg := s.get("", "events", "-n", ns, "--field-selector", "involvedObject.name=both,involvedObject.kind=CronFederatedHPA", "-o", "jsonpath={.items[0].message}"); !strings.Contains(msg, "both-fhpa") {
 				t.Errorf("the warning does not name the FederatedHPA: %q", msg)

@@ -41,6 +41,16 @@ func TestQuickStart(t *testing.T) {
 		t.Errorf("nginx reached member3, which the sample policy does not select")
 	}
 
+	// Events come from Karmada's component names (kubectl's FROM column).
+	for reason, from := range map[string]string{
+		"ApplyPolicySucceed":     "resource-detector",
+		"ScheduleBindingSucceed": "karmada-scheduler",
+		"SyncWorkSucceed":        "binding-controller",
+		"SyncSucceed":            "execution-controller",
+	} {
+		s.waitFor(t, from, "", "events", "-A", "--field-selector", "reason="+reason, "-o", "jsonpath={.items[0].source.component}")
+	}
+
 	// The README's "Metrics, health and logs": what propagating nginx did,
 	// in Karmada's metric names, on the controller manager's /metrics.
 	t.Run("the controller manager serves Karmada's metrics and its probes", func(t *testing.T) {

@@ -33,8 +33,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
@@ -121,6 +123,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("cronfederatedhpa").
 		For(&autoscalingv1alpha1.CronFederatedHPA{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(r.wake.Source()).
+		// A FederatedHPA created (or re-pointed) after a CronFederatedHPA on
+		// the same workload: warn now, not at the next run.
+		Watches(&autoscalingv1alpha1.FederatedHPA{}, handler.EnqueueRequestsFromMapFunc(r.sameTarget),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(reconcilequeue.Options(maxConcurrentRuns)).
 		Complete(r)
 }
@@ -268,6 +274,32 @@ func (r *Reconciler) checkConflict(ctx context.Context, obj *autoscalingv1alpha1
 			conflict, gvk.Kind, obj.Spec.ScaleTargetRef.Name)
 	}
 	st.warned = conflict
+}
+
+// sameTarget maps a FederatedHPA to the CronFederatedHPAs of its namespace
+// that scale the same workload directly (not through a FederatedHPA).
+func (r *Reconciler) sameTarget(ctx context.Context, o client.Object) []reconcile.Request {
+	f, ok := o.(*autoscalingv1alpha1.FederatedHPA)
+	if !ok {
+		return nil
+	}
+	ref := f.Spec.ScaleTargetRef
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil
+	}
+	var list autoscalingv1alpha1.CronFederatedHPAList
+	if err := r.Client.List(ctx, &list, client.InNamespace(f.Namespace)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		c := &list.Items[i]
+		if c.Spec.ScaleTargetRef.Kind == ref.Kind && c.Spec.ScaleTargetRef.Name == ref.Name && sameGroup(c.Spec.ScaleTargetRef.APIVersion, gv.Group) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+		}
+	}
+	return out
 }
 
 func sameGroup(apiVersion, group string) bool {
