@@ -189,6 +189,16 @@ spec:
 		if err == nil || !strings.Contains(out, "spec.rules[0].schedule") {
 			t.Errorf("a bad cron schedule: want a refusal naming spec.rules[0].schedule, got %v:\n%s", err, out)
 		}
+		out, err = extApply(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: bad-fields, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]
+  placement: {clusterAffinity: {fieldSelector: {matchExpressions: [{key: color, operator: In, values: [x]}]}}}
+`)
+		if err == nil || !strings.Contains(out, `unsupported key "color"`) {
+			t.Errorf("a bad fieldSelector: want the webhook's refusal, got %v:\n%s", err, out)
+		}
 	})
 
 	t.Run("a kill -9 of the leader during a burst of 200 converges", func(t *testing.T) {
