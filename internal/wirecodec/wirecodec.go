@@ -181,16 +181,10 @@ func (c cacheCBOR) Decode(data []byte, gvk *schema.GroupVersionKind, into runtim
 	if obj == nil || err != nil && !runtime.IsStrictDecodingError(err) {
 		return obj, actual, err
 	}
-	drop := func(o runtime.Object) error {
-		if a, aerr := meta.Accessor(o); aerr == nil {
-			a.SetManagedFields(nil)
-		}
-		return nil
-	}
 	if meta.IsListType(obj) {
-		_ = meta.EachListItem(obj, drop)
+		_ = meta.EachListItem(obj, dropManagedFields)
 	} else {
-		_ = drop(obj)
+		_ = dropManagedFields(obj)
 	}
 	if terr := rawToJSON(reflect.ValueOf(obj)); terr != nil {
 		return nil, actual, terr
@@ -210,16 +204,10 @@ func (c cacheCBOR) viaJSON(data []byte, gvk *schema.GroupVersionKind, into runti
 	if _, _, err := c.Serializer.Decode(data, gvk, u); err != nil {
 		return nil, nil, err
 	}
-	drop := func(o runtime.Object) error {
-		if a, err := meta.Accessor(o); err == nil {
-			a.SetManagedFields(nil)
-		}
-		return nil
-	}
 	if l, ok := u.(*unstructured.UnstructuredList); ok {
-		_ = l.EachListItem(drop)
+		_ = l.EachListItem(dropManagedFields)
 	} else {
-		_ = drop(u)
+		_ = dropManagedFields(u)
 	}
 	j, err := runtime.Encode(unstructured.UnstructuredJSONScheme, u)
 	if err != nil {
@@ -230,6 +218,15 @@ func (c cacheCBOR) viaJSON(data []byte, gvk *schema.GroupVersionKind, into runti
 		v.Elem().SetZero()
 	}
 	return c.json.Decode(j, gvk, into)
+}
+
+// dropManagedFields clears o's managedFields; it never fails (the error is
+// for meta.EachListItem).
+func dropManagedFields(o runtime.Object) error {
+	if a, err := meta.Accessor(o); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return nil
 }
 
 // rawWalks caches, per Go type, how to reach the RawExtensions inside a
