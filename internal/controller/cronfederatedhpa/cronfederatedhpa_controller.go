@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -260,8 +261,7 @@ func (r *Reconciler) checkConflict(ctx context.Context, obj *autoscalingv1alpha1
 		var list autoscalingv1alpha1.FederatedHPAList
 		if err := r.Client.List(ctx, &list, client.InNamespace(obj.Namespace)); err == nil {
 			for _, f := range list.Items {
-				ref := f.Spec.ScaleTargetRef
-				if ref.Kind == gvk.Kind && ref.Name == obj.Spec.ScaleTargetRef.Name && sameGroup(ref.APIVersion, gvk.Group) {
+				if sameWorkload(f.Spec.ScaleTargetRef, obj.Spec.ScaleTargetRef) {
 					conflict = f.Name
 					break
 				}
@@ -283,11 +283,6 @@ func (r *Reconciler) sameTarget(ctx context.Context, o client.Object) []reconcil
 	if !ok {
 		return nil
 	}
-	ref := f.Spec.ScaleTargetRef
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return nil
-	}
 	var list autoscalingv1alpha1.CronFederatedHPAList
 	if err := r.Client.List(ctx, &list, client.InNamespace(f.Namespace)); err != nil {
 		return nil
@@ -295,16 +290,20 @@ func (r *Reconciler) sameTarget(ctx context.Context, o client.Object) []reconcil
 	var out []reconcile.Request
 	for i := range list.Items {
 		c := &list.Items[i]
-		if c.Spec.ScaleTargetRef.Kind == ref.Kind && c.Spec.ScaleTargetRef.Name == ref.Name && sameGroup(c.Spec.ScaleTargetRef.APIVersion, gv.Group) {
+		if sameWorkload(c.Spec.ScaleTargetRef, f.Spec.ScaleTargetRef) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
 		}
 	}
 	return out
 }
 
-func sameGroup(apiVersion, group string) bool {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	return err == nil && gv.Group == group
+// sameWorkload reports whether two scale target references name the same
+// object: kind, name and API group (the version may differ). A reference
+// with an unparsable apiVersion names nothing.
+func sameWorkload(a, b autoscalingv2.CrossVersionObjectReference) bool {
+	ga, errA := schema.ParseGroupVersion(a.APIVersion)
+	gb, errB := schema.ParseGroupVersion(b.APIVersion)
+	return errA == nil && errB == nil && a.Kind == b.Kind && a.Name == b.Name && ga.Group == gb.Group
 }
 
 // arm sets the object's timer to its earliest next run.
