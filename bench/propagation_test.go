@@ -1,7 +1,7 @@
 // Package bench measures propagation latency, burst throughput, status
 // aggregation and controller-manager memory against a real local stack
 // (`make bench`). Nothing here is a pass/fail test: results are reported
-// as benchmark metrics and a Markdown table for bench/README.md.
+// as benchmark metrics and a Markdown table for bench/results/.
 package bench
 
 import (

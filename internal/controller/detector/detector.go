@@ -160,7 +160,7 @@ func (d *Detector) warmup(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, logger)
 	// A plain queue: controller-runtime's priority queue (which would put
 	// the first list's re-checks behind new templates) cost a burst of
-	// 1,000 templates a quarter more time (bench/README.md, cold start).
+	// 1,000 templates a quarter more time (bench/results/2026-12-01-coldstart.md).
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(reconcilequeue.RateLimiter[templateKey](),
 		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
 	d.backlog = workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[templateKey]{Name: "detector-backlog"})

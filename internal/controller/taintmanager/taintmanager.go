@@ -141,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// An update, not a merge patch: the binding's resourceVersion guards
 	// it all the same, and the API server decodes one body instead of
 	// encoding the stored binding, merging and decoding the result (about
-	// a third of a binding write's CPU there; bench/README.md, failover).
+	// a third of a binding write's CPU there; bench/results/2026-12-02-failover.md).
 	done := r.Gate.Write()
 	err := r.Client.Update(ctx, b)
 	done()
