@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-io/flotilla/internal/testproc"
+	"github.com/flotilla-io/flotilla/internal/test/testproc"
 )
 
 // BenchmarkPropagationExternal is BenchmarkPropagation against a control

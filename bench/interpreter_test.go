@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
 
 // cloneSet is an OpenKruise CloneSet: the bundled customization interprets it.
@@ -44,7 +44,7 @@ func cloneSet(name string, replicas int64) *unstructured.Unstructured {
 // and allocations per call for GetReplicas, ReviseReplica and AggregateStatus. It needs no
 // stack.
 func BenchmarkLuaInterpreter(b *testing.B) {
-	in := resourceinterpreter.New(nil)
+	in := interpreter.New(nil)
 	ctx := context.Background()
 	obj := cloneSet("web", 6)
 	status := func(n int) []byte {

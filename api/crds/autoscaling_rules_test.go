@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/core/hpa"
 )
 
 // --- CronFederatedHPA ---
@@ -335,7 +335,7 @@ func TestFederatedHPAAdmissionDefaultsAreValid(t *testing.T) {
 		s.Metrics = []autoscalingv2.MetricSpec{}
 		s.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](60)}}
 	})
-	federatedhpa.SetDefaults(f)
+	hpa.SetDefaults(f)
 	got := admitTyped(t, newAdmitters(t), f)
 	if len(got.Errors) > 0 || len(got.Pruned) > 0 {
 		t.Fatalf("defaulted FederatedHPA refused or pruned (%v):\n%s", got.Pruned, errorLines(got))

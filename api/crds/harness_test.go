@@ -21,7 +21,7 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
 	"github.com/flotilla-io/flotilla/api/crds"
-	"github.com/flotilla-io/flotilla/internal/reftest"
+	"github.com/flotilla-io/flotilla/internal/test/reftest"
 )
 
 // ourCRDs returns the embedded CRDs, failing the test if they do not decode.

@@ -9,11 +9,11 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/flotilla-io/flotilla/internal/agent"
-	"github.com/flotilla-io/flotilla/internal/controller/cluster"
-	"github.com/flotilla-io/flotilla/internal/features"
+	"github.com/flotilla-io/flotilla/internal/app/agent"
+	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/wirecodec"
 	"github.com/flotilla-io/flotilla/internal/localstack"
-	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 func newAgentCommand() *cobra.Command {

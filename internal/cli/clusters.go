@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
-	"github.com/flotilla-io/flotilla/internal/join"
+	"github.com/flotilla-io/flotilla/internal/member/join"
+	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
 // controlPlaneFlags reach the control plane: --kubeconfig, else
@@ -228,7 +228,7 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 			if r.pull && o.Member != nil && errors.Is(err, join.ErrNoSuchCluster) {
 				// Gone already (an earlier unregister timed out while
 				// the agent was away): what is left is in the member.
-				if err := bootstrap.RemoveAgentCredentials(ctx, o.Member); err != nil {
+				if err := register.RemoveAgentCredentials(ctx, o.Member); err != nil {
 					return fmt.Errorf("unregister %s: %w", args[0], err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is gone from the control plane already; removed the agent's credentials from the member\n", args[0])
@@ -241,7 +241,7 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 				return err
 			}
 			if r.pull && o.Member != nil && wait > 0 {
-				if err := bootstrap.RemoveAgentCredentials(ctx, o.Member); err != nil {
+				if err := register.RemoveAgentCredentials(ctx, o.Member); err != nil {
 					return fmt.Errorf("unregister %s: %w", args[0], err)
 				}
 			}

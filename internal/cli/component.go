@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flotilla-io/flotilla/internal/component"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/localstack/component"
 )
 
 // newComponentCommand returns the hidden `flotilla component <kind> ...`

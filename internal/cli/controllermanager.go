@@ -12,16 +12,16 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/flotilla-io/flotilla/internal/controller/cluster"
-	"github.com/flotilla-io/flotilla/internal/controller/cronfederatedhpa"
-	"github.com/flotilla-io/flotilla/internal/controller/gracefuleviction"
-	"github.com/flotilla-io/flotilla/internal/controller/namespace"
-	"github.com/flotilla-io/flotilla/internal/controllermanager"
-	"github.com/flotilla-io/flotilla/internal/fastpath"
-	"github.com/flotilla-io/flotilla/internal/features"
-	hpa "github.com/flotilla-io/flotilla/internal/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/app/controllermanager"
+	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
+	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/wirecodec"
+	hpa "github.com/flotilla-io/flotilla/internal/core/hpa"
 	"github.com/flotilla-io/flotilla/internal/localstack"
-	"github.com/flotilla-io/flotilla/internal/wirecodec"
 )
 
 // managerFlags are the flags of `flotilla controller-manager` and

@@ -22,11 +22,11 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/overridemanager"
-	"github.com/flotilla-io/flotilla/internal/policymatch"
-	"github.com/flotilla-io/flotilla/internal/scheduler"
-	"github.com/flotilla-io/flotilla/internal/template"
+	"github.com/flotilla-io/flotilla/internal/core/override"
+	"github.com/flotilla-io/flotilla/internal/core/policymatch"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
+	"github.com/flotilla-io/flotilla/internal/model/template"
 )
 
 func newExplainCommand() *cobra.Command {
@@ -443,10 +443,10 @@ func appliedOverrides(w *workv1alpha1.Work) []string {
 		}
 	}
 	for _, k := range []struct{ key, kind string }{
-		{overridemanager.AppliedOverridesAnnotation, "OverridePolicy"},
-		{overridemanager.AppliedClusterOverridesAnnotation, "ClusterOverridePolicy"},
+		{override.AppliedOverridesAnnotation, "OverridePolicy"},
+		{override.AppliedClusterOverridesAnnotation, "ClusterOverridePolicy"},
 	} {
-		var items []overridemanager.AppliedOverride
+		var items []override.AppliedOverride
 		if json.Unmarshal([]byte(annotations[k.key]), &items) != nil {
 			continue
 		}

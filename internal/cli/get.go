@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/clusterproxy"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
+	"github.com/flotilla-io/flotilla/internal/member/proxy"
 )
 
 // controlPlaneRow names the control plane in the CLUSTER column, as
@@ -82,7 +82,7 @@ func memberTargets(ctx context.Context, cp controlPlaneFlags, names []string) ([
 			continue
 		}
 		mc := rest.CopyConfig(cfg)
-		mc.Host = strings.TrimSuffix(cfg.Host, "/") + clusterproxy.Prefix + n + "/proxy"
+		mc.Host = strings.TrimSuffix(cfg.Host, "/") + proxy.Prefix + n + "/proxy"
 		out = append(out, target{name: n, cfg: mc})
 	}
 	if len(unknown) > 0 {

@@ -16,8 +16,8 @@ import (
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/interpreter/lua"
-	"github.com/flotilla-io/flotilla/internal/resourceinterpreter"
 )
 
 // interpretOperations maps karmadactl's --operation spellings to operations.
@@ -73,7 +73,7 @@ aggregateStatus, interpretDependency, interpretComponent (any case).`,
   flotilla interpret -f customization.yaml --operation aggregateStatus --desired-file obj.yaml --status-file member1.yaml --status-file member2.yaml
 
   # Run the test cases of a bundled kind
-  flotilla interpret --test internal/resourceinterpreter/thirdparty/customizations/apps.kruise.io/v1alpha1/CloneSet`,
+  flotilla interpret --test internal/interpreter/thirdparty/customizations/apps.kruise.io/v1alpha1/CloneSet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return interpret(cmd.Context(), cmd.OutOrStdout(), o, cmd.Flags().Changed("desired-replica"))
@@ -140,7 +140,7 @@ func interpret(ctx context.Context, w io.Writer, o interpretOptions, replicaSet 
 		if custom == nil {
 			return fmt.Errorf("--check needs the customization: -f FILE")
 		}
-		errs := resourceinterpreter.ValidateCustomization(custom)
+		errs := interpreter.ValidateCustomization(custom)
 		if len(errs) > 0 {
 			for _, e := range errs {
 				fmt.Fprintln(w, e.Error())
@@ -157,7 +157,7 @@ func interpret(ctx context.Context, w io.Writer, o interpretOptions, replicaSet 
 		if !ok {
 			return fmt.Errorf("unknown --operation %q; use one of interpretReplica, reviseReplica, retain, interpretStatus, interpretHealth, aggregateStatus, interpretDependency, interpretComponent", o.operation)
 		}
-		c := resourceinterpreter.Case{Operation: op}
+		c := interpreter.Case{Operation: op}
 		var err error
 		if c.DesiredObj, err = readObject(o.desiredFile); err != nil {
 			return err
@@ -185,7 +185,7 @@ func interpret(ctx context.Context, w io.Writer, o interpretOptions, replicaSet 
 		if lua.Script(&custom.Spec.Customizations, op) == "" {
 			return fmt.Errorf("ResourceInterpreterCustomization %s has no rule for %s (spec.customizations); nothing to run", custom.Name, op)
 		}
-		in := resourceinterpreter.New(nil)
+		in := interpreter.New(nil)
 		in.SetCustomizations([]configv1alpha1.ResourceInterpreterCustomization{*custom})
 		if err := targets(custom, c); err != nil {
 			return err
@@ -206,7 +206,7 @@ func interpret(ctx context.Context, w io.Writer, o interpretOptions, replicaSet 
 
 // targets refuses objects the customization does not apply to: they would silently get the
 // built-in answers instead.
-func targets(c *configv1alpha1.ResourceInterpreterCustomization, cs resourceinterpreter.Case) error {
+func targets(c *configv1alpha1.ResourceInterpreterCustomization, cs interpreter.Case) error {
 	for _, m := range []map[string]any{cs.DesiredObj, cs.ObservedObj} {
 		if m == nil {
 			continue
@@ -249,7 +249,7 @@ func interpretTests(ctx context.Context, w io.Writer, custom *configv1alpha1.Res
 	if len(files) == 0 {
 		return fmt.Errorf("no test cases under %s (expected testdata/*.yaml)", path)
 	}
-	in := resourceinterpreter.New(nil)
+	in := interpreter.New(nil)
 	source := "the bundled customizations"
 	if custom != nil {
 		in.SetCustomizations([]configv1alpha1.ResourceInterpreterCustomization{*custom})
@@ -262,7 +262,7 @@ func interpretTests(ctx context.Context, w io.Writer, custom *configv1alpha1.Res
 		if err != nil {
 			return err
 		}
-		cases, err := resourceinterpreter.ReadCases(data)
+		cases, err := interpreter.ReadCases(data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -279,7 +279,7 @@ func interpretTests(ctx context.Context, w io.Writer, custom *configv1alpha1.Res
 				if err != nil {
 					diff = err.Error()
 				} else {
-					diff = resourceinterpreter.Compare(c, got)
+					diff = interpreter.Compare(c, got)
 				}
 			}
 			if diff == "" {

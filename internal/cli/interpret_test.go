@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flotilla-io/flotilla/internal/reftest"
+	"github.com/flotilla-io/flotilla/internal/test/reftest"
 )
 
 func TestInterpret(t *testing.T) {
@@ -63,7 +63,7 @@ spec:
 		t.Errorf("unknown operation: %v", err)
 	}
 	// The repository's own cases for a bundled kind.
-	out, err := run(interpretOptions{test: "../resourceinterpreter/thirdparty/customizations/apps.kruise.io/v1alpha1/CloneSet"}, false)
+	out, err := run(interpretOptions{test: "../interpreter/thirdparty/customizations/apps.kruise.io/v1alpha1/CloneSet"}, false)
 	if err != nil || !strings.Contains(out, "0 failed") {
 		t.Errorf("--test: %v\n%s", err, out)
 	}
@@ -78,8 +78,8 @@ func mustRead(t *testing.T, p string) []byte {
 	return b
 }
 
-// TestInterpretTheWidgetExample runs the README's `flotilla interpret` commands
-// on examples/widget and checks the outputs the README shows.
+// TestInterpretTheWidgetExample runs docs/user-guide/resource-interpreter.md's `flotilla interpret` commands
+// on examples/widget and checks the outputs that page shows.
 func TestInterpretTheWidgetExample(t *testing.T) {
 	dir := filepath.Join(reftest.ModuleRoot(t), "examples", "widget")
 	customization, widget := filepath.Join(dir, "customization.yaml"), filepath.Join(dir, "w1.yaml")

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	"github.com/flotilla-io/flotilla/internal/metricsadapter"
+	"github.com/flotilla-io/flotilla/internal/app/metricsadapter"
 )
 
 func newMetricsAdapterCommand() *cobra.Command {

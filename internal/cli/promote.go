@@ -26,10 +26,10 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/interpreter"
-	"github.com/flotilla-io/flotilla/internal/membercluster"
-	"github.com/flotilla-io/flotilla/internal/policymatch"
-	"github.com/flotilla-io/flotilla/internal/promotion"
+	"github.com/flotilla-io/flotilla/internal/core/policymatch"
+	"github.com/flotilla-io/flotilla/internal/core/promotion"
+	"github.com/flotilla-io/flotilla/internal/interpreter/native"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
 
 // promoteOptions are the flags and arguments of `flotilla promote`.
@@ -150,7 +150,7 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 	if err := checkJoined(ctx, cp, o.cluster); err != nil {
 		return err
 	}
-	member, err := (&membercluster.Registry{Reader: cp}).Get(ctx, o.cluster)
+	member, err := (&registry.Registry{Reader: cp}).Get(ctx, o.cluster)
 	if err != nil {
 		return fmt.Errorf("connect to member cluster %s: %w", o.cluster, err)
 	}
@@ -335,11 +335,11 @@ type dependencyObject struct {
 // the member does not have (reported on stderr: the workload may tolerate
 // it, as with optional references).
 func (o *promoteOptions) dependenciesOf(ctx context.Context, obj *unstructured.Unstructured, ns string, member, cp dynamic.Interface) ([]dependencyObject, error) {
-	if !interpreter.IsWorkload(obj.GroupVersionKind().GroupKind()) {
+	if !native.IsWorkload(obj.GroupVersionKind().GroupKind()) {
 		fmt.Fprintf(o.errOut, "note: %s %s is not a workload; --dependencies finds nothing to promote with it\n", obj.GetKind(), obj.GetName())
 		return nil, nil
 	}
-	refs, err := interpreter.Dependencies(obj)
+	refs, err := native.Dependencies(obj)
 	if err != nil {
 		return nil, err
 	}

@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
 // registerPullMembers registers the stack's Pull-mode members as
@@ -49,7 +49,7 @@ func registerPullMembers(ctx context.Context, s *localstack.Stack) error {
 	if err != nil {
 		return fmt.Errorf("read the stack's CA: %w", err)
 	}
-	hash, err := bootstrap.CACertHash(caPEM)
+	hash, err := register.CACertHash(caPEM)
 	if err != nil {
 		return err
 	}
@@ -62,15 +62,15 @@ func registerPullMembers(ctx context.Context, s *localstack.Stack) error {
 			return fmt.Errorf("install the mcs-api CRDs in %s: %w", m.Name, err)
 		}
 		if !registered(ctx, cp, member, m.Name) {
-			token, err := bootstrap.CreateToken(ctx, cpKube, 10*time.Minute, "flotilla up: register "+m.Name)
+			token, err := register.CreateToken(ctx, cpKube, 10*time.Minute, "flotilla up: register "+m.Name)
 			if err != nil {
 				return fmt.Errorf("create a bootstrap token for %s: %w", m.Name, err)
 			}
-			if _, err := bootstrap.Register(ctx, bootstrap.RegisterOptions{ControlPlane: s.Plan.ControlPlane().Server(), Token: token,
+			if _, err := register.Register(ctx, register.RegisterOptions{ControlPlane: s.Plan.ControlPlane().Server(), Token: token,
 				CACertHashes: []string{hash}, ClusterName: m.Name, Member: member, Timeout: time.Minute}); err != nil {
 				return fmt.Errorf("register %s in Pull mode: %w (see %s)", m.Name, err, s.Plan.ControllerManager.LogFile)
 			}
-			s.Progress("%s: registered in Pull mode (bootstrap token, certificate for %s%s)", m.Name, bootstrap.AgentUserPrefix, m.Name)
+			s.Progress("%s: registered in Pull mode (bootstrap token, certificate for %s%s)", m.Name, register.AgentUserPrefix, m.Name)
 		}
 		if err := s.StartComponent(ctx, m.Agent); err != nil {
 			return err
@@ -93,7 +93,7 @@ func registered(ctx context.Context, cp client.Client, member *rest.Config, name
 	if err != nil {
 		return false
 	}
-	_, err = kube.CoreV1().Secrets(bootstrap.KubeconfigSecretNamespace).Get(ctx, bootstrap.KubeconfigSecretName, metav1.GetOptions{})
+	_, err = kube.CoreV1().Secrets(register.KubeconfigSecretNamespace).Get(ctx, register.KubeconfigSecretName, metav1.GetOptions{})
 	return err == nil
 }
 

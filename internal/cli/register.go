@@ -8,12 +8,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
 // registerOptions are the flags of `flotilla register`.
 type registerOptions struct {
-	bootstrap.RegisterOptions
+	register.RegisterOptions
 	// kubeconfig and context reach the member cluster (karmadactl
 	// register's --kubeconfig is the member's).
 	kubeconfig, context string
@@ -64,7 +64,7 @@ Get the token and the whole command on the control plane with
 	f.StringVar(&o.ClusterName, "cluster-name", "", "the cluster's name on the control plane: a DNS label of at most 48 characters (required)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the member cluster being registered (default: $KUBECONFIG, else ~/.kube/config)")
 	f.StringVar(&o.context, "context", "", "context in --kubeconfig (default: its current context)")
-	f.DurationVar(&o.Timeout, "timeout", bootstrap.DefaultRegisterTimeout, "how long to wait for the token's signature and for the certificate's approval")
+	f.DurationVar(&o.Timeout, "timeout", register.DefaultRegisterTimeout, "how long to wait for the token's signature and for the certificate's approval")
 	f.DurationVar(&o.CertExpiration, "cert-expiration", 0, "requested lifetime of the agent's certificate (0: the signer's default)")
 	return cmd
 }
@@ -78,10 +78,10 @@ func (o *registerOptions) complete(args []string) error {
 		return usageError{fmt.Errorf("--token is required: create one with 'flotilla token create' on the control plane")}
 	}
 	// Mistakes in the arguments first, before the kubeconfig is read.
-	if err := bootstrap.ValidateClusterName(o.ClusterName); err != nil {
+	if err := register.ValidateClusterName(o.ClusterName); err != nil {
 		return usageError{fmt.Errorf("--cluster-name: %w", err)}
 	}
-	if _, err := bootstrap.ControlPlaneURL(o.ControlPlane); err != nil {
+	if _, err := register.ControlPlaneURL(o.ControlPlane); err != nil {
 		return usageError{err}
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
@@ -97,7 +97,7 @@ func (o *registerOptions) complete(args []string) error {
 func (o *registerOptions) run(cmd *cobra.Command) error {
 	ctx, cancel := context2(cmd, 2*o.Timeout+time.Minute)
 	defer cancel()
-	res, err := bootstrap.Register(ctx, o.RegisterOptions)
+	res, err := register.Register(ctx, o.RegisterOptions)
 	if err != nil {
 		return fmt.Errorf("register %s: %w", o.ClusterName, err)
 	}
@@ -107,8 +107,8 @@ func (o *registerOptions) run(cmd *cobra.Command) error {
 		pinned = "token signature checked; CA not pinned (--discovery-token-unsafe-skip-ca-verification)"
 	}
 	fmt.Fprintf(out, "[discovery] control plane %s verified: %s\n", res.Server, pinned)
-	fmt.Fprintf(out, "[csr] CertificateSigningRequest %s approved and signed for user %s\n", res.CSRName, bootstrap.AgentUser(o.ClusterName))
-	fmt.Fprintf(out, "[credentials] kubeconfig stored in the member cluster as Secret %s/%s\n", bootstrap.KubeconfigSecretNamespace, bootstrap.KubeconfigSecretName)
+	fmt.Fprintf(out, "[csr] CertificateSigningRequest %s approved and signed for user %s\n", res.CSRName, register.AgentUser(o.ClusterName))
+	fmt.Fprintf(out, "[credentials] kubeconfig stored in the member cluster as Secret %s/%s\n", register.KubeconfigSecretNamespace, register.KubeconfigSecretName)
 	ctxFlag := ""
 	if o.context != "" {
 		ctxFlag = " --context " + o.context

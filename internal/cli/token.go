@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
 func newTokenCommand() *cobra.Command {
@@ -88,10 +88,10 @@ func (o *tokenCreateOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, cancel := context2(cmd, time.Minute)
 	defer cancel()
-	if err := bootstrap.EnsureControlPlane(ctx, cs, cfg.Host, ca); err != nil {
+	if err := register.EnsureControlPlane(ctx, cs, cfg.Host, ca); err != nil {
 		return err
 	}
-	token, err := bootstrap.CreateToken(ctx, cs, o.ttl, o.description)
+	token, err := register.CreateToken(ctx, cs, o.ttl, o.description)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (o *tokenCreateOptions) run(cmd *cobra.Command) error {
 		fmt.Fprintln(out, token)
 		return nil
 	}
-	hash, err := bootstrap.CACertHash(ca)
+	hash, err := register.CACertHash(ca)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func newTokenListCommand() *cobra.Command {
 			}
 			ctx, cancel := context2(cmd, time.Minute)
 			defer cancel()
-			tokens, err := bootstrap.ListTokens(ctx, cs)
+			tokens, err := register.ListTokens(ctx, cs)
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func newTokenListCommand() *cobra.Command {
 
 // printTokens writes tokens as kubectl-style columns: TOKEN, TTL, EXPIRES,
 // USAGES, DESCRIPTION, EXTRA GROUPS.
-func printTokens(w io.Writer, tokens []bootstrap.Token, now time.Time) {
+func printTokens(w io.Writer, tokens []register.Token, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "TOKEN\tTTL\tEXPIRES\tUSAGES\tDESCRIPTION\tEXTRA GROUPS")
 	for _, t := range tokens {
@@ -220,7 +220,7 @@ certificates.`,
 			}
 			ctx, cancel := context2(cmd, time.Minute)
 			defer cancel()
-			if err := bootstrap.DeleteToken(ctx, cs, args[0]); err != nil {
+			if err := register.DeleteToken(ctx, cs, args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "bootstrap token %q deleted\n", args[0])

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
+	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
 func TestTokenListPrintsAKubectlStyleTable(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	soon, past := now.Add(23*time.Hour), now.Add(-time.Hour)
 	var out bytes.Buffer
-	printTokens(&out, []bootstrap.Token{
-		{Token: "abcdef.0123456789abcdef", Expires: &soon, Usages: []string{"authentication", "signing"}, ExtraGroups: []string{bootstrap.BootstrapGroup}, Description: "member4"},
+	printTokens(&out, []register.Token{
+		{Token: "abcdef.0123456789abcdef", Expires: &soon, Usages: []string{"authentication", "signing"}, ExtraGroups: []string{register.BootstrapGroup}, Description: "member4"},
 		{Token: "ghijkl.0123456789abcdef", Expires: &past},
 		{Token: "mnopqr.0123456789abcdef", Usages: []string{"signing"}},
 	}, now)
@@ -26,7 +26,7 @@ func TestTokenListPrintsAKubectlStyleTable(t *testing.T) {
 	}
 	for i, want := range [][]string{
 		{"TOKEN", "TTL", "EXPIRES", "USAGES", "DESCRIPTION", "EXTRA GROUPS"},
-		{"abcdef.0123456789abcdef", "23h", "2026-01-01T23:00:00Z", "authentication,signing", "member4", bootstrap.BootstrapGroup},
+		{"abcdef.0123456789abcdef", "23h", "2026-01-01T23:00:00Z", "authentication,signing", "member4", register.BootstrapGroup},
 		{"ghijkl.0123456789abcdef", "<expired>", "<none>"},
 		{"mnopqr.0123456789abcdef", "<forever>", "<never>", "signing"},
 	} {

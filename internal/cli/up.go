@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
-	"github.com/flotilla-io/flotilla/internal/features"
-	"github.com/flotilla-io/flotilla/internal/join"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/member/join"
 )
 
 // UpOptions are the flags of `flotilla up`.
@@ -122,7 +122,7 @@ again on the same data dir keeps every object.`,
 	f := cmd.Flags()
 	f.StringVar(&o.DataDir, "data-dir", defaultDataDir(), "directory for etcd data, certificates, kubeconfigs and logs")
 	f.IntVar(&o.Members, "members", localstack.DefaultMembers, "number of simulated member clusters (member1..N)")
-	f.StringVar(&o.ConfigFile, "config", "", "YAML file listing members with their node count, capacity and topology (see README)")
+	f.StringVar(&o.ConfigFile, "config", "", "YAML file listing members with their node count, capacity and topology (see docs/getting-started.md, Sizing members)")
 	f.IntVar(&o.Nodes.Nodes, "nodes-per-member", localstack.DefaultNodesPerMember, "simulated nodes in each member")
 	f.StringVar(&o.Nodes.CPU, "node-cpu", localstack.DefaultNodeCPU, "CPU capacity of each simulated node")
 	f.StringVar(&o.Nodes.Memory, "node-memory", localstack.DefaultNodeMemory, "memory capacity of each simulated node")

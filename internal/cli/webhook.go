@@ -14,11 +14,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/flotilla-io/flotilla/internal/admissionwebhook"
-	"github.com/flotilla-io/flotilla/internal/claimadmission"
+	"github.com/flotilla-io/flotilla/internal/admission/claim"
+	"github.com/flotilla-io/flotilla/internal/admission/defaulting"
+	"github.com/flotilla-io/flotilla/internal/admission/validation"
+	admissionwebhook "github.com/flotilla-io/flotilla/internal/admission/webhook"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
-	"github.com/flotilla-io/flotilla/internal/defaultingadmission"
-	"github.com/flotilla-io/flotilla/internal/validationadmission"
 )
 
 // webhookOptions are the flags of `flotilla webhook`, named as
@@ -94,12 +94,12 @@ func (o *webhookOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	claim := claimadmission.New()
+	claim := claim.New()
 	claim.SetDynamicClient(dyn)
 	claim.SetRESTMapper(mgr.GetRESTMapper())
 	claim.SetDrainedNotification(ctx.Done())
-	server.Register(controlplane.ValidatePath, admissionwebhook.Handler(validationadmission.New()))
-	server.Register(controlplane.MutateDefaultsPath, admissionwebhook.Handler(defaultingadmission.New()))
+	server.Register(controlplane.ValidatePath, admissionwebhook.Handler(validation.New()))
+	server.Register(controlplane.MutateDefaultsPath, admissionwebhook.Handler(defaulting.New()))
 	server.Register(controlplane.MutateClaimPath, admissionwebhook.Handler(claim))
 	if o.healthAddr != "0" && o.healthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/flotilla-io/flotilla/api/crds"
-	"github.com/flotilla-io/flotilla/internal/bootstrap"
-	"github.com/flotilla-io/flotilla/internal/defaultingadmission"
-	"github.com/flotilla-io/flotilla/internal/validationadmission"
+	"github.com/flotilla-io/flotilla/internal/admission/defaulting"
+	"github.com/flotilla-io/flotilla/internal/admission/validation"
+	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
 // FieldManager owns, for server-side apply, what Install writes.
@@ -142,7 +142,7 @@ func Objects(o InstallOptions) ([]client.Object, error) {
 	}
 	out = append(out, componentRBAC()...)
 	if o.Server != "" {
-		reg, err := bootstrap.ControlPlaneObjects(o.Server, o.CAPEM)
+		reg, err := register.ControlPlaneObjects(o.Server, o.CAPEM)
 		if err != nil {
 			return nil, err
 		}
@@ -362,12 +362,12 @@ func webhookConfigurations(t *WebhookTarget) []client.Object {
 	return []client.Object{
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-				Name: "validation.flotilla.io", ClientConfig: cc(ValidatePath), Rules: rules(validationadmission.Resources(), createUpdate...),
+				Name: "validation.flotilla.io", ClientConfig: cc(ValidatePath), Rules: rules(validation.Resources(), createUpdate...),
 				FailurePolicy: fail, SideEffects: none, AdmissionReviewVersions: versions, TimeoutSeconds: ptr.To[int32](10),
 			}}},
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName},
 			Webhooks: []admissionregistrationv1.MutatingWebhook{{
-				Name: "defaulting.flotilla.io", ClientConfig: cc(MutateDefaultsPath), Rules: rules(defaultingadmission.Resources(), createUpdate...),
+				Name: "defaulting.flotilla.io", ClientConfig: cc(MutateDefaultsPath), Rules: rules(defaulting.Resources(), createUpdate...),
 				FailurePolicy: fail, SideEffects: none, AdmissionReviewVersions: versions, TimeoutSeconds: ptr.To[int32](10),
 			}, {
 				// Every create of a top-level object, except the control

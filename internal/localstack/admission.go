@@ -72,6 +72,6 @@ func ControlPlaneDisabledAdmissionPlugins() []string {
 }
 
 // AdmissionClaimPlugin is the name of Flotilla's own admission plugin in the
-// control plane (claimadmission.PluginName): it claims new templates for
+// control plane (claim.PluginName): it claims new templates for
 // their policy. It is on unless Config.NoAdmissionClaim.
 const AdmissionClaimPlugin = "FlotillaPolicyClaim"

@@ -339,7 +339,7 @@ func (p *Plan) component(c *ClusterPlan, kind, health string, args ...string) Co
 func (p *Plan) apiserver(c *ClusterPlan) Component {
 	saKey, saPub := p.PKI.ServiceAccountKeys(c.Name)
 	// The control plane claims new templates at admission (package
-	// claimadmission; members have no policies) and is tuned for latency.
+	// claim; members have no policies) and is tuned for latency.
 	flotillaArgs := []string{
 		"--etcd-name=" + c.Name,
 		"--etcd-data-dir=" + filepath.Join(c.Dir, "etcd"),

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flotilla-io/flotilla/internal/reftest"
+	"github.com/flotilla-io/flotilla/internal/test/reftest"
 )
 
 // sharedDir is ../shared beside the repository (the seed and Karmada's samples); without it

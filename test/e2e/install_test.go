@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-io/flotilla/internal/helmchart"
-	"github.com/flotilla-io/flotilla/internal/testproc"
+	"github.com/flotilla-io/flotilla/internal/test/helmchart"
+	"github.com/flotilla-io/flotilla/internal/test/testproc"
 )
 
 func freePort(t *testing.T) int { return testproc.FreePort(t) }

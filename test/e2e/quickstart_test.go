@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/flotilla-io/flotilla/internal/localstack"
-	"github.com/flotilla-io/flotilla/internal/reftest"
+	"github.com/flotilla-io/flotilla/internal/test/reftest"
 )
 
 // exampleDir is the repository's examples/<name>.

@@ -12,8 +12,8 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
 // bindingCases check the binding controller: one Work per target cluster in
@@ -41,7 +41,7 @@ var bindingCases = []integrationCase{
 					return w.Labels[binding.PermanentIDLabel] == id &&
 							w.Annotations[binding.NameAnnotation] == "web-deployment" && w.Annotations[binding.NamespaceAnnotation] == e.ns &&
 							m.GetKind() == "Deployment" && m.GetNamespace() == e.ns && m.GetName() == "web" && replicasOf(m) == 2 &&
-							m.GetLabels()[membercluster.ManagedLabel] == "true" &&
+							m.GetLabels()[registry.ManagedLabel] == "true" &&
 							a[binding.WorkNameAnnotation] == w.Name && a[binding.WorkNamespaceAnnotation] == w.Namespace,
 						describe(w.Labels, w.Annotations, m.GetLabels(), a)
 				})

@@ -10,8 +10,8 @@ import (
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/core/policymatch"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
 // detectorCases check the resource detector: claims on templates (which the

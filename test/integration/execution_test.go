@@ -13,8 +13,8 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
 // executionCases check the execution controller: the objects of a Work
@@ -93,7 +93,7 @@ func (e *env) handWork(cluster string, obj client.Object) *workv1alpha1.Work {
 	u["apiVersion"], u["kind"] = gvks[0].GroupVersion().String(), gvks[0].Kind
 	md := u["metadata"].(map[string]any)
 	delete(md, "creationTimestamp")
-	md["labels"] = map[string]any{membercluster.ManagedLabel: "true"}
+	md["labels"] = map[string]any{registry.ManagedLabel: "true"}
 	md["annotations"] = map[string]any{binding.WorkNameAnnotation: w.Name, binding.WorkNamespaceAnnotation: w.Namespace}
 	raw, err := json.Marshal(u)
 	if err != nil {

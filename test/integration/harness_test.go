@@ -25,11 +25,11 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/namespace"
-	"github.com/flotilla-io/flotilla/internal/controllermanager"
-	"github.com/flotilla-io/flotilla/internal/fastpath"
-	"github.com/flotilla-io/flotilla/internal/features"
+	"github.com/flotilla-io/flotilla/internal/app/controllermanager"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
 // mode is one setting of the propagation path's fast paths.

@@ -6,9 +6,9 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
-	"github.com/flotilla-io/flotilla/internal/binding"
-	"github.com/flotilla-io/flotilla/internal/controller/namespace"
-	"github.com/flotilla-io/flotilla/internal/membercluster"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
 // namespaceCases check namespace sync: every user namespace of the control
@@ -29,7 +29,7 @@ var namespaceCases = []integrationCase{
 			for _, c := range memberNames {
 				waitFor(e, e.members[c], &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, "the namespace in "+c+", managed and labelled",
 					func(ns *corev1.Namespace) (bool, string) {
-						return ns.Labels[membercluster.ManagedLabel] == "true" && ns.Labels["team"] == "blue", describe(ns.Labels)
+						return ns.Labels[registry.ManagedLabel] == "true" && ns.Labels["team"] == "blue", describe(ns.Labels)
 					})
 			}
 		},

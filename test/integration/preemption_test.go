@@ -17,8 +17,8 @@ import (
 	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/fastpath"
-	"github.com/flotilla-io/flotilla/internal/policymatch"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
+	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 )
 
 // preemptionCases check Karmada's policy preemption, which TestControllers

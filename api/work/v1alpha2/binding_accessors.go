@@ -2,7 +2,7 @@ package v1alpha2
 
 // ResourceBinding and ClusterResourceBinding have the same spec and status
 // types; these accessors let one generic core serve both twins without type
-// switches (internal/binding.Object).
+// switches (internal/model/binding.Object).
 
 // GetSpec returns the ResourceBinding's spec, for reading and writing in place.
 func (b *ResourceBinding) GetSpec() *ResourceBindingSpec { return &b.Spec }

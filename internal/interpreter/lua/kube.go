@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/interpreter/native"
 )
 
 // openKube is the loader of the "kube" module, the helpers Karmada gives customization scripts:
@@ -67,7 +67,7 @@ func pushJSON(L *glua.LState, v any) {
 
 func accuratePodRequirements(L *glua.LState) int {
 	tmpl := podTemplate(L, 1, "accuratePodRequirements")
-	req := interpreter.PodRequirements(&tmpl.Spec, tmpl.Namespace)
+	req := native.PodRequirements(&tmpl.Spec, tmpl.Namespace)
 	if req == nil {
 		L.Push(L.NewTable())
 		return 1
@@ -80,7 +80,7 @@ func getPodDependencies(L *glua.LState) int {
 	tmpl := podTemplate(L, 1, "getPodDependencies")
 	ns := L.OptString(2, "")
 	out := L.NewTable()
-	for _, d := range interpreter.PodSpecDependencies(&tmpl.Spec) {
+	for _, d := range native.PodSpecDependencies(&tmpl.Spec) {
 		t := L.NewTable()
 		gvk := d.GroupVersionKind()
 		t.RawSetString("apiVersion", glua.LString(gvk.GroupVersion().String()))

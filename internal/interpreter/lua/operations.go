@@ -13,7 +13,7 @@ import (
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
-	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/interpreter/native"
 )
 
 // FunctionName is the global function a customization script must define for each operation,
@@ -251,8 +251,8 @@ type dependentObject struct {
 
 // GetDependencies runs a dependencyInterpretation script: the objects desired refers to. Each
 // needs a kind and either a name or a label selector.
-func (e *Engine) GetDependencies(ctx context.Context, script string, desired *unstructured.Unstructured) ([]interpreter.Dependency, error) {
-	var out []interpreter.Dependency
+func (e *Engine) GetDependencies(ctx context.Context, script string, desired *unstructured.Unstructured) ([]native.Dependency, error) {
+	var out []native.Dependency
 	err := e.Call(ctx, script, FunctionName[configv1alpha1.InterpreterOperationInterpretDependency], 1, func(L *glua.LState, r []glua.LValue) error {
 		if r[0] == glua.LNil {
 			return nil
@@ -262,7 +262,7 @@ func (e *Engine) GetDependencies(ctx context.Context, script string, desired *un
 			return fmt.Errorf("GetDependencies returned a list that does not decode: %w", err)
 		}
 		for i, d := range refs {
-			dep, err := interpreter.NewDependency(d.APIVersion, d.Kind, d.Namespace, d.Name, d.LabelSelector)
+			dep, err := native.NewDependency(d.APIVersion, d.Kind, d.Namespace, d.Name, d.LabelSelector)
 			if err != nil {
 				return fmt.Errorf("GetDependencies: dependency %d: %w", i, err)
 			}

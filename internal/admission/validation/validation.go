@@ -1,0 +1,183 @@
+// Package validation refuses, when they are applied, the Karmada
+// objects whose mistakes the CRDs' CEL rules cannot see: a FederatedHPA's
+// spec as the Kubernetes HPA's validation checks it, a
+// CronFederatedHPA's cron schedules and IANA time zones, the cluster
+// fieldSelectors of every policy (keys provider, region and zone,
+// operators In and NotIn: CEL could, but not within the API server's cost
+// budget for nested lists), the patch values, label and annotation syntax
+// of OverridePolicies and ClusterOverridePolicies, the Lua scripts of ResourceInterpreterCustomizations
+// and the endpoints of ResourceInterpreterWebhookConfigurations. These are the checks of Karmada's validating
+// webhooks that CEL cannot express.
+//
+// The same check runs in two places:
+//   - as the admission plugin PluginName inside the control plane's
+//     kube-apiserver that Flotilla embeds (Register), and
+//   - as a validating admission webhook (Handler) for a control plane that
+//     Flotilla does not embed.
+//
+// A refusal is a 422 Invalid error whose causes name every bad field, such
+// as spec.rules[0].schedule, exactly as a CEL refusal does.
+package validation
+
+import (
+	"context"
+	"io"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/core/hpa"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+)
+
+// PluginName is the name to enable with kube-apiserver's
+// --enable-admission-plugins.
+const PluginName = "FlotillaValidation"
+
+// Kind is one kind whose objects are checked.
+type Kind struct {
+	// Resource is the kind's group and resource (any version).
+	Resource schema.GroupResource
+	// New returns an empty object of the kind.
+	New func() client.Object
+	// Check validates one object of the kind (made by New); an empty
+	// list means it is valid. Errors carry field paths such as
+	// spec.rules[0].schedule.
+	Check func(client.Object) field.ErrorList
+}
+
+// Kinds are the checked kinds. The admission plugin and the webhook refuse
+// their invalid objects; the validation controller reports them as events
+// on a control plane that runs neither.
+var Kinds = []Kind{
+	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("federatedhpas").GroupResource(),
+		New: func() client.Object { return &autoscalingv1alpha1.FederatedHPA{} },
+		Check: func(o client.Object) field.ErrorList {
+			return hpa.Validate(o.(*autoscalingv1alpha1.FederatedHPA))
+		}},
+	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("cronfederatedhpas").GroupResource(),
+		New: func() client.Object { return &autoscalingv1alpha1.CronFederatedHPA{} },
+		Check: func(o client.Object) field.ErrorList {
+			return autoscalingv1alpha1.ValidateCronFederatedHPA(o.(*autoscalingv1alpha1.CronFederatedHPA))
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("propagationpolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.PropagationPolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidatePropagationSpec(&o.(*policyv1alpha1.PropagationPolicy).Spec)
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("clusterpropagationpolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.ClusterPropagationPolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidatePropagationSpec(&o.(*policyv1alpha1.ClusterPropagationPolicy).Spec)
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("overridepolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.OverridePolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.OverridePolicy).Spec)
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("clusteroverridepolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.ClusterOverridePolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.ClusterOverridePolicy).Spec)
+		}},
+	{Resource: configv1alpha1.SchemeGroupVersion.WithResource("resourceinterpretercustomizations").GroupResource(),
+		New: func() client.Object { return &configv1alpha1.ResourceInterpreterCustomization{} },
+		Check: func(o client.Object) field.ErrorList {
+			return interpreter.ValidateCustomization(o.(*configv1alpha1.ResourceInterpreterCustomization))
+		}},
+	{Resource: configv1alpha1.SchemeGroupVersion.WithResource("resourceinterpreterwebhookconfigurations").GroupResource(),
+		New: func() client.Object { return &configv1alpha1.ResourceInterpreterWebhookConfiguration{} },
+		Check: func(o client.Object) field.ErrorList {
+			return interpreter.ValidateWebhookConfiguration(o.(*configv1alpha1.ResourceInterpreterWebhookConfiguration))
+		}},
+}
+
+// kindOf returns the checked kind of resource gr, if any.
+func kindOf(gr schema.GroupResource) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Resource == gr {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// Resources lists the resources Validate checks, for a webhook
+// configuration's rules.
+func Resources() []schema.GroupResource {
+	out := make([]schema.GroupResource, 0, len(Kinds))
+	for _, k := range Kinds {
+		out = append(out, k.Resource)
+	}
+	return out
+}
+
+// Validate checks a created or updated object of resource gr. It returns nil
+// for a valid object and for a resource it does not check, and otherwise an
+// Invalid (422) error naming the kind, the object and every bad field.
+func Validate(gr schema.GroupResource, kind schema.GroupKind, name string, obj map[string]any) error {
+	k, ok := kindOf(gr)
+	if !ok || obj == nil {
+		return nil
+	}
+	typed := k.New()
+	var errs field.ErrorList
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err == nil {
+		errs = k.Check(typed)
+	} else {
+		// The API server decoded it already; an object the typed API cannot
+		// hold is refused as such.
+		errs = field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(kind, name, errs)
+}
+
+// Register adds the plugin to an API server's admission plugins.
+func Register(plugins *admission.Plugins) {
+	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
+}
+
+// New returns the plugin, for kube-apiserver (Register) or, through
+// webhook.Handler, as a webhook of `flotilla webhook`.
+func New() *Plugin {
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
+}
+
+// Plugin is the admission plugin; see the package documentation.
+type Plugin struct {
+	*admission.Handler
+}
+
+var _ admission.ValidationInterface = &Plugin{}
+
+// Validate refuses a create or update that fails Validate. Status and other
+// subresource writes are not checked: they cannot change the spec.
+func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	gr := a.GetResource().GroupResource()
+	if _, checked := kindOf(gr); !checked || a.GetSubresource() != "" {
+		return nil // every write passes here: decide before touching the object
+	}
+	u, ok := a.GetObject().(*unstructured.Unstructured)
+	if !ok {
+		if a.GetObject() == nil {
+			return nil
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.GetObject())
+		if err != nil {
+			return nil
+		}
+		u = &unstructured.Unstructured{Object: m}
+	}
+	return Validate(gr, a.GetKind().GroupKind(), a.GetName(), u.Object)
+}

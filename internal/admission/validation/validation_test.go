@@ -1,0 +1,221 @@
+package validation
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/internal/admission/webhook"
+)
+
+var cronGR = schema.GroupResource{Group: "autoscaling.karmada.io", Resource: "cronfederatedhpas"}
+var cronGK = schema.GroupKind{Group: "autoscaling.karmada.io", Kind: "CronFederatedHPA"}
+
+func cronObject(t *testing.T, schedule, zone string) map[string]any {
+	t.Helper()
+	doc := `
+apiVersion: autoscaling.karmada.io/v1alpha1
+kind: CronFederatedHPA
+metadata: {name: web, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  rules:
+  - name: ok
+    schedule: "0 9 * * *"
+    targetReplicas: 3
+  - name: checked
+    schedule: "` + schedule + `"
+    timeZone: "` + zone + `"
+    targetReplicas: 3
+`
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func TestValidateNamesTheRuleAndField(t *testing.T) {
+	for _, tc := range []struct {
+		schedule, zone, want string
+	}{
+		{"*/1 * * * *", "Asia/Shanghai", ""},
+		{"@hourly", "UTC", ""},
+		{"61 * * * *", "UTC", "spec.rules[1].schedule"},
+		{"every minute", "UTC", "spec.rules[1].schedule"},
+		{"0 9 * * *", "Mars/Olympus", "spec.rules[1].timeZone"},
+	} {
+		err := Validate(cronGR, cronGK, "web", cronObject(t, tc.schedule, tc.zone))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q %q: refused: %v", tc.schedule, tc.zone, err)
+			}
+			continue
+		}
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `CronFederatedHPA.autoscaling.karmada.io "web"`) {
+			t.Errorf("%q %q: want an Invalid error naming %s, got %v", tc.schedule, tc.zone, tc.want, err)
+		}
+	}
+}
+
+func TestValidateIgnoresOtherResources(t *testing.T) {
+	if err := Validate(schema.GroupResource{Group: "apps", Resource: "deployments"}, schema.GroupKind{Group: "apps", Kind: "Deployment"}, "x", map[string]any{"spec": "anything"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWebhookAnswersWithTheSameVerdict(t *testing.T) {
+	srv := httptest.NewServer(webhook.Handler(New()))
+	defer srv.Close()
+	review := func(obj map[string]any) *admissionv1.AdmissionResponse {
+		raw, _ := json.Marshal(obj)
+		in := admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{
+				UID:      "1",
+				Kind:     metav1.GroupVersionKind{Group: cronGK.Group, Version: "v1alpha1", Kind: cronGK.Kind},
+				Resource: metav1.GroupVersionResource{Group: cronGR.Group, Version: "v1alpha1", Resource: cronGR.Resource},
+				Name:     "web", Namespace: "default", Operation: admissionv1.Create,
+				Object: runtime.RawExtension{Raw: raw},
+			},
+		}
+		body, _ := json.Marshal(in)
+		res, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out admissionv1.AdmissionReview
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Response == nil || out.Response.UID != "1" {
+			t.Fatalf("response %+v does not answer request 1", out.Response)
+		}
+		return out.Response
+	}
+	if r := review(cronObject(t, "0 9 * * *", "UTC")); !r.Allowed {
+		t.Errorf("valid object refused: %+v", r.Result)
+	}
+	r := review(cronObject(t, "0 25 * * *", "UTC"))
+	if r.Allowed || r.Result == nil || r.Result.Code != http.StatusUnprocessableEntity || !strings.Contains(r.Result.Message, "spec.rules[1].schedule") {
+		t.Errorf("bad schedule: want a 422 naming spec.rules[1].schedule, got allowed=%t %+v", r.Allowed, r.Result)
+	}
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader("not json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest {
+		t.Errorf("garbage body: status %d, want 400", res.StatusCode)
+	}
+}
+
+func TestValidateInterpreterScripts(t *testing.T) {
+	gr := schema.GroupResource{Group: "config.karmada.io", Resource: "resourceinterpretercustomizations"}
+	gk := schema.GroupKind{Group: "config.karmada.io", Kind: "ResourceInterpreterCustomization"}
+	ric := func(script string) map[string]any {
+		return map[string]any{"apiVersion": "config.karmada.io/v1alpha1", "kind": "ResourceInterpreterCustomization",
+			"metadata": map[string]any{"name": "w"},
+			"spec": map[string]any{"target": map[string]any{"apiVersion": "example.io/v1", "kind": "Widget"},
+				"customizations": map[string]any{"replicaResource": map[string]any{"luaScript": script}}}}
+	}
+	if err := Validate(gr, gk, "w", ric("function GetReplicas(o) return o.spec.replicas end")); err != nil {
+		t.Errorf("a good script is refused: %v", err)
+	}
+	for script, want := range map[string]string{
+		"function GetReplicas(o)\n  return o.spec.replicas +\nend": `spec.customizations.replicaResource.luaScript: Invalid value: "end": line 3`,
+		"function GetReplicas(o)\n  return count(o)\nend":          "line 2: call to undefined function count",
+		"function Replicas(o) return 1 end":                        "does not define the global function GetReplicas",
+	} {
+		err := Validate(gr, gk, "w", ric(script))
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", script, err, want)
+		}
+	}
+}
+
+// TestValidateClusterFieldSelectors refuses, as Karmada's webhook does, a
+// fieldSelector key other than provider, region or zone and an operator
+// other than In or NotIn, wherever a policy selects clusters.
+func TestValidateClusterFieldSelectors(t *testing.T) {
+	policy := func(kind, placement string) map[string]any {
+		t.Helper()
+		var obj map[string]any
+		doc := "apiVersion: policy.karmada.io/v1alpha1\nkind: " + kind + "\nmetadata: {name: p, namespace: default}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n" + placement
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	pp := schema.GroupResource{Group: "policy.karmada.io", Resource: "propagationpolicies"}
+	cpp := schema.GroupResource{Group: "policy.karmada.io", Resource: "clusterpropagationpolicies"}
+	op := schema.GroupResource{Group: "policy.karmada.io", Resource: "overridepolicies"}
+	for _, tc := range []struct {
+		name string
+		gr   schema.GroupResource
+		kind string
+		spec string
+		want []string
+	}{
+		{"good keys and operators", pp, "PropagationPolicy", `  placement:
+    clusterAffinity:
+      fieldSelector:
+        matchExpressions: [{key: provider, operator: In, values: [aws]}, {key: region, operator: NotIn, values: [x]}, {key: zone, operator: In, values: [z]}]
+`, nil},
+		{"an unknown key", pp, "PropagationPolicy", `  placement:
+    clusterAffinity:
+      fieldSelector:
+        matchExpressions: [{key: region, operator: In, values: [x]}, {key: color, operator: In, values: [x]}]
+`, []string{"spec.placement.clusterAffinity.fieldSelector.matchExpressions[1].key", `unsupported key "color", must be provider, region, or zone`}},
+		{"Exists in a ClusterPropagationPolicy's affinity term", cpp, "ClusterPropagationPolicy", `  placement:
+    clusterAffinities:
+    - affinityName: a
+      fieldSelector:
+        matchExpressions: [{key: zone, operator: Exists}]
+`, []string{"spec.placement.clusterAffinities[0].fieldSelector.matchExpressions[0].operator", `unsupported operator "Exists", must be In or NotIn`}},
+		{"a static weight's target cluster", pp, "PropagationPolicy", `  placement:
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+        - targetCluster: {fieldSelector: {matchExpressions: [{key: name, operator: In, values: [member1]}]}}
+          weight: 1
+`, []string{"spec.placement.replicaScheduling.weightPreference.staticWeightList[0].targetCluster.fieldSelector.matchExpressions[0].key"}},
+		{"an override rule's target cluster", op, "OverridePolicy", `  overrideRules:
+  - targetCluster:
+      fieldSelector:
+        matchExpressions: [{key: color, operator: In, values: [x]}]
+    overriders:
+      plaintext: [{path: /spec/replicas, operator: replace, value: 2}]
+`, []string{"spec.overrideRules[0].targetCluster.fieldSelector.matchExpressions[0].key", `unsupported key "color"`}},
+	} {
+		err := Validate(tc.gr, schema.GroupKind{Group: "policy.karmada.io", Kind: tc.kind}, "p", policy(tc.kind, tc.spec))
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: refused: %v", tc.name, err)
+			}
+			continue
+		}
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("%s: want an Invalid error, got %v", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tc.name, err, w)
+			}
+		}
+	}
+}

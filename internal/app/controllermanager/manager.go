@@ -1,0 +1,668 @@
+// Package controllermanager assembles Flotilla's controllers into one
+// process, as karmada-controller-manager (with karmada-scheduler in-process
+// by default): cluster status, detector, scheduler, binding, execution,
+// status aggregation and namespace sync.
+package controllermanager
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/klog/v2"
+	metricsclient "k8s.io/kubernetes/pkg/controller/podautoscaler/metrics"
+	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
+	custommetrics "k8s.io/metrics/pkg/client/custom_metrics"
+	externalmetrics "k8s.io/metrics/pkg/client/external_metrics"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/applicationfailover"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/clustertaintpolicy"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/taintmanager"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/workloadrebalancer"
+	"github.com/flotilla-io/flotilla/internal/controller/member/agentcsrapproving"
+	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/endpointslice"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/multiclusterservice"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/serviceexport"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/serviceimport"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/bindingcontroller"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/dependencies"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/detector"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/execution"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/status"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/validation"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/health"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/wirecodec"
+	"github.com/flotilla-io/flotilla/internal/controlplane"
+	hpa "github.com/flotilla-io/flotilla/internal/core/hpa"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
+	"github.com/flotilla-io/flotilla/internal/model/mcs"
+)
+
+// Controller names accepted by Options.Controllers.
+var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
+	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
+	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
+	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
+	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
+	agentcsrapproving.ControllerName}
+
+// LeaderElection holds Karmada's leader-election settings. Durations are
+// pointers so that nil means controller-runtime's defaults, which equal
+// Karmada's (15s, 10s, 2s).
+type LeaderElection struct {
+	// LeaseDuration is how long a lease is valid without renewal: how long
+	// the other replicas wait before taking over from a leader that died
+	// (--leader-elect-lease-duration).
+	LeaseDuration *time.Duration
+	// RenewDeadline is how long the leader keeps retrying to renew before it
+	// gives up leading (--leader-elect-renew-deadline).
+	RenewDeadline *time.Duration
+	// RetryPeriod is the wait between attempts to acquire or renew
+	// (--leader-elect-retry-period).
+	RetryPeriod *time.Duration
+	// Namespace holds the Lease (--leader-elect-resource-namespace;
+	// default karmada-system).
+	Namespace string
+}
+
+func (l LeaderElection) namespace() string {
+	if l.Namespace == "" {
+		return "karmada-system"
+	}
+	return l.Namespace
+}
+
+// DisabledByDefault are the controllers "*" leaves out, as Karmada's
+// controller manager does: they run only when named
+// (--controllers=*,agentcsrapproving).
+var DisabledByDefault = []string{agentcsrapproving.ControllerName}
+
+// Options configure the controller manager.
+type Options struct {
+	// Config reaches the control plane.
+	Config *rest.Config
+	// Controllers to run: "*" for all, names to add, "-name" to remove,
+	// as kube-controller-manager's --controllers.
+	Controllers []string
+	// LeaderElect makes replicas elect one active leader, holding the Lease
+	// karmada-system/<LeaderElectionID>.
+	LeaderElect      bool
+	LeaderElectionID string
+	// LeaderElection tunes the election (Karmada's --leader-elect-* flags).
+	LeaderElection LeaderElection
+	// MetricsAddr serves Prometheus metrics on /metrics (Karmada's metric
+	// names, package metrics, with controller-runtime's); "0" disables, ""
+	// is controller-runtime's default, :8080.
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz (ready once the informer
+	// caches have synced, package health); "0" or "" disables.
+	HealthAddr string
+	// PprofAddr serves Go's /debug/pprof; "" or "0" disables.
+	PprofAddr string
+	// SkippedPropagatingNamespaces are regular expressions of namespaces
+	// namespace sync leaves alone.
+	SkippedPropagatingNamespaces []string
+	// ClusterStatusUpdateFrequency is how often each member is probed for
+	// its Cluster status (Karmada's --cluster-status-update-frequency);
+	// 0 means 10s.
+	ClusterStatusUpdateFrequency time.Duration
+	// ClusterFailureThreshold and ClusterSuccessThreshold are how long a
+	// member must keep failing (passing) its probes before its Ready
+	// condition changes (--cluster-failure-threshold,
+	// --cluster-success-threshold; 30s each, as in Karmada).
+	ClusterFailureThreshold, ClusterSuccessThreshold time.Duration
+	// EnableTaintManager runs the taint manager with the cluster controller
+	// (--enable-taint-manager, true as in Karmada); it evicts only with
+	// the Failover gate and EnableNoExecuteTaintEviction.
+	EnableTaintManager bool
+	// EnableNoExecuteTaintEviction lets the taint manager evict bindings
+	// from clusters with untolerated NoExecute taints
+	// (--enable-no-execute-taint-eviction, false as in Karmada).
+	EnableNoExecuteTaintEviction bool
+	// GracefulEvictionTimeout is how long a graceful eviction task waits
+	// for a healthy replacement (--graceful-eviction-timeout, 10m).
+	GracefulEvictionTimeout time.Duration
+	// FastPaths turns the propagation path's shortcuts on or off; the
+	// command's default is fastpath.All().
+	FastPaths fastpath.Options
+	// CronFederatedHPAMissedRunWindow is how old a CronFederatedHPA run
+	// missed while the controller was down may be and still be made up at
+	// start-up (--cronfederatedhpa-missed-run-window); 0 makes up none.
+	CronFederatedHPAMissedRunWindow time.Duration
+	// FederatedHPA is the FederatedHPA controller's tuning (the
+	// --horizontal-pod-autoscaler-* flags); zero fields take the defaults.
+	FederatedHPA hpa.Config
+	// MCSLoadBalancerPool is the address pool of the local load balancer
+	// provider of MultiClusterServices of type LoadBalancer (--mcs-lb-pool:
+	// a CIDR or a first-last range); "" configures no provider.
+	MCSLoadBalancerPool string
+	// Features are the feature gates (package features), set by
+	// --feature-gates; nil means every gate at its default.
+	Features featuregate.FeatureGate
+	// SkipNameValidation lets Run be called again in the same process once
+	// an earlier Run has returned (the integration tests run the
+	// controllers once per fast-path setting): controller-runtime otherwise
+	// refuses a controller whose name an earlier manager registered.
+	SkipNameValidation bool
+}
+
+// Enabled resolves Options.Controllers to the set of controllers to run:
+// "*" turns on every controller but those DisabledByDefault, "name" turns
+// one on, "-name" off; later entries win. Errors name an unknown
+// controller.
+func Enabled(spec []string) (map[string]bool, error) {
+	on := map[string]bool{}
+	for _, s := range spec {
+		name := strings.TrimPrefix(s, "-")
+		switch {
+		case s == "*":
+			for _, c := range AllControllers {
+				if _, set := on[c]; !set && !slices.Contains(DisabledByDefault, c) {
+					on[c] = true
+				}
+			}
+		case !slices.Contains(AllControllers, name):
+			return nil, fmt.Errorf("unknown controller %q; known: %s", name, strings.Join(AllControllers, ", "))
+		default:
+			on[name] = !strings.HasPrefix(s, "-")
+		}
+	}
+	return on, nil
+}
+
+// Run builds the manager and runs it until ctx ends. Errors: an unknown
+// controller name, a skip pattern that is not a regular expression, or a
+// manager that cannot be built or started.
+func Run(ctx context.Context, o Options) error {
+	mgr, shared, err := newManager(ctx, o)
+	if err != nil {
+		return err
+	}
+	log := klog.FromContext(ctx)
+	log.Info("Starting controller manager", "controllers", strings.Join(shared.enabledNames(), ","), "fastPaths", o.FastPaths.String(),
+		"preemption", features.Or(o.Features).Enabled(features.PropagationPolicyPreemption), "propagateDeps", features.Or(o.Features).Enabled(features.PropagateDeps),
+		"multiClusterService", features.Or(o.Features).Enabled(features.MultiClusterService))
+	counted := health.Counting(mgr)
+	for _, b := range builders {
+		if !shared.on[b.name] {
+			continue
+		}
+		setups, err := b.build(shared)
+		if err != nil {
+			return fmt.Errorf("set up the %s controller: %w", b.name, err)
+		}
+		for _, s := range setups {
+			if err := s.SetupWithManager(counted); err != nil {
+				return fmt.Errorf("set up the %s controller (%T): %w", b.name, s, err)
+			}
+		}
+	}
+	// After a restart, re-checking what the first lists found waits until
+	// every controller runs, so that their start is not slowed by it.
+	queue.HoldFirstListsUntilRunning(counted.Controllers(), queue.FirstListsHoldMax)
+	if o.HealthAddr != "0" && o.HealthAddr != "" {
+		if err := health.Add(counted, o.LeaderElect); err != nil {
+			return err
+		}
+	}
+	// Karmada's metric sets, as its components serve them: the scheduler's
+	// where it runs, the controller manager's where any other controller
+	// does.
+	if shared.on["scheduler"] {
+		metrics.RegisterScheduler()
+	}
+	if slices.ContainsFunc(shared.enabledNames(), func(n string) bool { return n != "scheduler" }) {
+		metrics.RegisterControllerManager()
+	}
+	if shared.detectorRuns() {
+		// The detector's lists start before the manager does, beside the
+		// manager's cache's instead of after it (controller-runtime calls
+		// Warmup again, as a warm-up runnable; it runs once).
+		go func() {
+			if err := shared.detector.Warmup(ctx); err != nil {
+				log.Error(err, "The detector's warm-up failed; the manager will report it as it starts")
+			}
+		}()
+	}
+	return mgr.Start(ctx)
+}
+
+// setup is a controller that registers itself with the manager.
+type setup interface{ SetupWithManager(ctrl.Manager) error }
+
+// builder makes the controllers of one --controllers name.
+type builder struct {
+	name  string
+	build func(s *shared) ([]setup, error)
+}
+
+// builders lists every controller in AllControllers order. Each builds its
+// reconcilers from what the controllers share (the caches, the gate, the
+// event recorder) and from the fast paths that are on.
+var builders = []builder{
+	{"cluster", func(s *shared) ([]setup, error) {
+		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
+			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}
+		if s.taintManagerEvicts() {
+			for _, kind := range binding.Kinds {
+				tm := &taintmanager.Reconciler{Client: s.client, Kind: kind,
+					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.mgr.GetEventRecorderFor("taint-manager"), Gate: s.gate}
+				if s.opts.FastPaths.Preschedule && s.on["scheduler"] {
+					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true}.Preschedule
+				}
+				out = append(out, tm)
+			}
+		}
+		return out, nil
+	}},
+	{"detector", func(*shared) ([]setup, error) {
+		return nil, nil // added with the shared template cache, in newManager
+	}},
+	{"scheduler", func(s *shared) ([]setup, error) {
+		if s.opts.FastPaths.Preschedule {
+			s.detector.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: s.taintManagerEvicts()}.Preschedule
+		}
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events("karmada-scheduler"), Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
+				TaintManagerEvicts: s.taintManagerEvicts()})
+		}
+		return out, nil
+	}},
+	{"binding", func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, kind := range binding.Kinds {
+			r := &bindingcontroller.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Kind: kind,
+				InjectPreservedState: features.Or(s.opts.Features).Enabled(features.StatefulFailoverInjection), Gate: s.gate,
+				Events: s.events(byKind(kind, "binding-controller", "cluster-resource-binding-controller"))}
+			if s.opts.FastPaths.Handoff && s.on["execution"] {
+				// New Works are applied by the binding controller's own
+				// goroutine, a watch delivery sooner.
+				r.Executor = s.execution
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}},
+	{"execution", func(s *shared) ([]setup, error) {
+		return []setup{s.execution}, nil
+	}},
+	{"status", func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Interpreter: s.interp, Resources: s.detector.ResourceFor,
+				Kind: kind, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
+				Events: s.events(byKind(kind, "resource-binding-status-controller", "cluster-resource-binding-status-controller"))})
+		}
+		return out, nil
+	}},
+	{"namespace", func(s *shared) ([]setup, error) {
+		var skipped []*regexp.Regexp
+		for _, p := range s.opts.SkippedPropagatingNamespaces {
+			re, err := regexp.Compile("^(" + p + ")$")
+			if err != nil {
+				return nil, fmt.Errorf("--skipped-propagating-namespaces: %q is not a regular expression: %w", p, err)
+			}
+			skipped = append(skipped, re)
+		}
+		return []setup{&namespace.Reconciler{Client: s.client, SkippedPatterns: skipped}}, nil
+	}},
+	{cronfederatedhpa.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&cronfederatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(),
+			Recorder: s.mgr.GetEventRecorderFor("cronfederatedhpa-controller"), MissedRunWindow: s.opts.CronFederatedHPAMissedRunWindow, Gate: s.gate}}, nil
+	}},
+	{"validation", func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, v := range validation.Kinds(s.client, s.mgr.GetEventRecorderFor("flotilla-validation")) {
+			out = append(out, v)
+		}
+		return out, nil
+	}},
+	{dependencies.ControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.PropagateDeps) {
+			return nil, nil // Karmada's gate: off, spec.propagateDeps is ignored
+		}
+		return []setup{&dependencies.Reconciler{Client: s.client, Templates: s.detector, Interpreter: s.interp, Gate: s.gate,
+			Events: s.events(dependencies.ControllerName)}}, nil
+	}},
+	{serviceexport.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{s.collector()}, nil
+	}},
+	{endpointslice.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&endpointslice.Reconciler{Client: s.client}}, nil
+	}},
+	{serviceimport.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&serviceimport.Reconciler{Client: s.client, Events: &eventrecord.Recorder{
+			Events: s.mgr.GetEventRecorderFor("service-import-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+	}},
+	{multiclusterservice.ControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
+			return nil, nil // Karmada's gate: off, MultiClusterServices are only served
+		}
+		r := &multiclusterservice.Reconciler{Client: s.client, Templates: s.detector, Recorder: s.mgr.GetEventRecorderFor("multiclusterservice-controller"),
+			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor("multiclusterservice-controller"), Scheme: s.mgr.GetScheme()}}
+		if s.opts.MCSLoadBalancerPool != "" {
+			pool, err := loadbalancer.ParsePool(s.opts.MCSLoadBalancerPool)
+			if err != nil {
+				return nil, fmt.Errorf("--mcs-lb-pool: %w", err)
+			}
+			r.LoadBalancer = &loadbalancer.Local{Client: s.client, Pool: pool}
+		}
+		return []setup{r}, nil
+	}},
+	{serviceexport.CollectControllerName, func(s *shared) ([]setup, error) {
+		if s.on[serviceexport.ControllerName] {
+			return nil, nil // one collector does both (see shared.collector)
+		}
+		return []setup{s.collector()}, nil
+	}},
+	{federatedhpa.ControllerName, func(s *shared) ([]setup, error) {
+		cfg := s.opts.FederatedHPA
+		if cfg == (hpa.Config{}) {
+			cfg = hpa.DefaultConfig()
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		pulls, err := newMetricsClient(s.mgr, cfg.SyncPeriod)
+		if err != nil {
+			return nil, err
+		}
+		return []setup{&federatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(), Members: s.members,
+			Recommender: hpa.NewRecommender(federatedhpa.TimedPulls(pulls), cfg, nil), SyncPeriod: cfg.SyncPeriod,
+			Recorder: s.mgr.GetEventRecorderFor("federatedHPA-controller")}}, nil
+	}},
+	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&clustertaintpolicy.Reconciler{Client: s.client}}, nil
+	}},
+	{applicationfailover.ControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.Failover) {
+			return nil, nil
+		}
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &applicationfailover.Reconciler{Client: s.client, Kind: kind, Recorder: s.mgr.GetEventRecorderFor("application-failover")})
+		}
+		return out, nil
+	}},
+	{workloadrebalancer.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&workloadrebalancer.Reconciler{Client: s.client}}, nil
+	}},
+	{gracefuleviction.ControllerName, func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &gracefuleviction.Reconciler{Client: s.client, Kind: kind, Timeout: s.opts.GracefulEvictionTimeout})
+		}
+		return out, nil
+	}},
+	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
+		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
+			return nil, nil
+		}
+		return []setup{&multiclusterservice.Dispatcher{Client: s.client, Events: &eventrecord.Recorder{
+			Events: s.mgr.GetEventRecorderFor("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+	}},
+	{agentcsrapproving.ControllerName, func(s *shared) ([]setup, error) {
+		kube, err := kubernetes.NewForConfig(s.mgr.GetConfig())
+		if err != nil {
+			return nil, fmt.Errorf("create Kubernetes client: %w", err)
+		}
+		return []setup{&agentcsrapproving.Reconciler{Client: s.client, Kube: kube, Recorder: s.mgr.GetEventRecorderFor(agentcsrapproving.ControllerName)}}, nil
+	}},
+}
+
+// newMetricsClient is the Kubernetes HPA's metrics client on the control
+// plane's metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io
+// (served by the metrics adapter from the members). The custom metrics API
+// versions the control plane serves are looked up again every refresh.
+func newMetricsClient(mgr ctrl.Manager, refresh time.Duration) (hpa.MetricsClient, error) {
+	cfg := mgr.GetConfig()
+	resources, err := resourceclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.k8s.io client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	versions := custommetrics.NewAvailableAPIsGetter(disc)
+	external, err := externalmetrics.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("external.metrics.k8s.io client: %w", err)
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		custommetrics.PeriodicallyInvalidate(versions, refresh, ctx.Done())
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	return metricsclient.NewRESTMetricsClient(resources, custommetrics.NewForConfig(cfg, mgr.GetRESTMapper(), versions), external), nil
+}
+
+// collector is the one EndpointSlice collector of the serviceExport and
+// endpointsliceCollect controllers: it collects for ServiceExports when the
+// first is on, and for MultiClusterServices when the second is (and their
+// gate).
+func (s *shared) collector() setup {
+	return &serviceexport.Reconciler{Client: s.client, Members: s.members, Exports: s.on[serviceexport.ControllerName],
+		MultiClusterServices: s.on[serviceexport.CollectControllerName] && features.Or(s.opts.Features).Enabled(features.MultiClusterService)}
+}
+
+// shared is what the controllers of one manager share.
+type shared struct {
+	opts      Options
+	on        map[string]bool
+	mgr       ctrl.Manager
+	client    client.Client
+	dynamic   dynamic.Interface
+	members   *registry.Registry
+	detector  *detector.Detector
+	execution *execution.Reconciler
+	// gate is nil when the status-gate fast path is off (a nil Gate parks
+	// nothing).
+	gate *statusgate.Gate
+	// interp is the resource interpreter every controller asks.
+	interp *interpreter.Interpreter
+}
+
+// taintManagerEvicts reports whether the taint manager evicts bindings from
+// NoExecute-tainted clusters: the Failover gate, --enable-taint-manager and
+// --enable-no-execute-taint-eviction, with the cluster controller on.
+func (s *shared) taintManagerEvicts() bool {
+	return s.on["cluster"] && s.opts.EnableTaintManager && s.opts.EnableNoExecuteTaintEviction &&
+		features.Or(s.opts.Features).Enabled(features.Failover)
+}
+
+// enabledNames lists the controllers that run, in AllControllers order.
+func (s *shared) enabledNames() []string {
+	var names []string
+	for _, n := range AllControllers {
+		if s.on[n] {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// slicesRead selects the control-plane EndpointSlices the controllers read.
+var slicesRead = func() labels.Selector {
+	r, err := labels.NewRequirement(mcs.SliceManagedByLabel, selection.In, []string{mcs.ImportedSliceManager, loadbalancer.BackendsManager})
+	if err != nil {
+		panic(err) // constant input
+	}
+	return labels.NewSelector().Add(*r)
+}()
+
+// newManager builds the controller-runtime manager and what the controllers
+// share.
+func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
+	on, err := Enabled(o.Controllers)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctrl.SetLogger(klog.NewKlogr())
+	cfg := rest.CopyConfig(o.Config)
+	// Flotilla writes bindings, Works and status for every template; the
+	// client-go default of 5 QPS would throttle propagation to a crawl.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	scheme := controlplane.NewScheme()
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create HTTP client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create REST mapper: %w", err)
+	}
+	// Flotilla's own kinds are read in CBOR where the API server serves it.
+	newInformer := wirecodec.NewInformerFunc(cfg, httpClient, scheme, mapper, controlplane.KarmadaGroups(scheme)...)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        o.LeaderElectionID,
+		LeaderElectionNamespace: o.LeaderElection.namespace(),
+		LeaseDuration:           o.LeaderElection.LeaseDuration,
+		RenewDeadline:           o.LeaderElection.RenewDeadline,
+		RetryPeriod:             o.LeaderElection.RetryPeriod,
+		// A replica that stops on purpose hands the lease over at once.
+		LeaderElectionReleaseOnCancel: true,
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:        o.HealthAddr,
+		PprofBindAddress:              o.PprofAddr,
+		Controller:                    config.Controller{SkipNameValidation: &o.SkipNameValidation},
+		Cache: cache.Options{
+			// managedFields are never read by the controllers and are a
+			// large share of every cached Work and binding.
+			DefaultTransform: cache.TransformStripManagedFields(),
+			NewInformer:      newInformer,
+			ByObject: map[client.Object]cache.ByObject{
+				// Only member credentials are read; do not cache every Secret.
+				&corev1.Secret{}: {Namespaces: map[string]cache.Config{"karmada-cluster": {}}},
+				// Only the slices imported from members (endpointSlice
+				// controller) and a local load balancer's backends are read.
+				&discoveryv1.EndpointSlice{}: {Label: slicesRead},
+			}},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create controller manager: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create discovery client: %w", err)
+	}
+	if err := binding.IndexWorksByBinding(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, nil, fmt.Errorf("index Works by binding: %w", err)
+	}
+	if err := binding.IndexBindingsByRequirer(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, nil, fmt.Errorf("index bindings by requirer: %w", err)
+	}
+	if err := mcs.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, nil, fmt.Errorf("index Works by MultiClusterService: %w", err)
+	}
+	c := mgr.GetClient()
+	s := &shared{opts: o, on: on, mgr: mgr, client: c, dynamic: dyn, members: &registry.Registry{Reader: c}}
+	if o.FastPaths.StatusGate {
+		// Propagation first: status reports wait while templates are being
+		// propagated (see statusgate.Gate).
+		s.gate = statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
+	}
+	s.interp = interpreter.New(nil)
+	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
+	s.detector.Interpreter = s.interp
+	if err := mgr.Add(&interpreter.Sync{In: s.interp, Cache: mgr.GetCache(), Reader: c,
+		Recorder: mgr.GetEventRecorderFor("resource-interpreter"), OnChange: s.detector.RequeueKind}); err != nil {
+		return nil, nil, fmt.Errorf("add the interpreter configuration sync: %w", err)
+	}
+	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events("resource-detector"), o.FastPaths.ReadYourWrites
+	s.detector.Features = features.Or(o.Features)
+	// Pull-mode clusters' Works are applied by their agents.
+	modes := &registry.SyncModes{}
+	clusters, err := mgr.GetCache().GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("watch Clusters: %w", err)
+	}
+	if err := modes.Track(clusters); err != nil {
+		return nil, nil, fmt.Errorf("watch Clusters' sync modes: %w", err)
+	}
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events("execution-controller"), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
+		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
+	if s.detectorRuns() {
+		if err := mgr.Add(s.detector); err != nil {
+			return nil, nil, fmt.Errorf("add the detector: %w", err)
+		}
+		// Its informers are caches like the manager's: /readyz waits
+		// for them too.
+		if err := mgr.AddReadyzCheck("template-caches", s.detector.Synced); err != nil {
+			return nil, nil, fmt.Errorf("add the detector's readiness check: %w", err)
+		}
+	}
+	return mgr, s, nil
+}
+
+// detectorRuns reports whether the detector runs in this process: its
+// informers are the template cache of the binding, status and dependencies
+// controllers too.
+func (s *shared) detectorRuns() bool {
+	return s.on["detector"] || s.on["binding"] || s.on["status"] || s.on[dependencies.ControllerName]
+}
+
+// events is a Recorder raising Karmada's success and failure events, on
+// transitions, from component: the events' source (kubectl's FROM column),
+// Karmada's name for the controller, such as "execution-controller", so that
+// filters and alerts written for Karmada match. Success events give way to
+// propagation as status reports do.
+func (s *shared) events(component string) *eventrecord.Recorder {
+	return &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(component), Busy: s.gate.Busy,
+		MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}
+}
+
+// byKind is namespaced for ResourceBindings and clusterScoped for
+// ClusterResourceBindings: Karmada names the two controllers of a pair apart.
+func byKind(kind binding.Kind, namespaced, clusterScoped string) string {
+	if kind == binding.ClusterScoped {
+		return clusterScoped
+	}
+	return namespaced
+}

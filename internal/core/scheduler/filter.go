@@ -1,0 +1,138 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler/clusteraffinity"
+)
+
+// filter runs the filters over every cluster and returns the feasible ones (in name order)
+// and why each other cluster was rejected (the first filter that rejected it).
+//
+// Clusters in Input.Previous are spared the filters that describe transient trouble (not
+// Ready, API enablements missing or incomplete, NoSchedule taints), as Karmada spares
+// clusters already in the scheduling result: moving a workload off a cluster is the job of
+// NoExecute taints and failover, not of a reschedule that happens to run during a blip.
+func (p *problem) filter(matcher *clusteraffinity.Matcher) ([]*candidate, []Rejection) {
+	var feasible []*candidate
+	var rejections []Rejection
+	for _, cluster := range p.clusters {
+		previous, held := p.previous[cluster.Name]
+		if reason := p.rejection(cluster, matcher, held); reason != "" {
+			rejections = append(rejections, Rejection{Cluster: cluster.Name, Reason: reason})
+			continue
+		}
+		feasible = append(feasible, &candidate{cluster: cluster, held: held, previous: previous})
+	}
+	return feasible, rejections
+}
+
+// rejection returns why cluster is not feasible, or "" when it is.
+func (p *problem) rejection(cluster *clusterv1alpha1.Cluster, matcher *clusteraffinity.Matcher, held bool) string {
+	if !matcher.Match(cluster) {
+		return matcher.Reason(cluster)
+	}
+	if slices.Contains(p.in.Evicting, cluster.Name) {
+		return "the resource is being evicted from it (graceful eviction task)"
+	}
+	if !held && !isReady(cluster) {
+		return "cluster is not Ready"
+	}
+	if reason := untoleratedTaint(cluster.Spec.Taints, p.placement.ClusterTolerations, held, held && p.in.TaintManagerEvicts); reason != "" {
+		return reason
+	}
+	if !held {
+		if reason := apiNotEnabled(cluster, p.in.Resource.APIVersion, p.in.Resource.Kind); reason != "" {
+			return reason
+		}
+	}
+	if p.strategy != staticWeighted {
+		if reason := missingSpreadField(cluster, p.placement.SpreadConstraints); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+// isReady reports whether the cluster's Ready condition is True.
+func isReady(cluster *clusterv1alpha1.Cluster) bool {
+	return meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+// untoleratedTaint implements placement.clusterTolerations: a NoSchedule or NoExecute taint of
+// Cluster.spec.taints rejects the cluster unless a toleration tolerates it (core/v1
+// semantics). A cluster that already holds the resource only answers to NoExecute taints,
+// since NoSchedule, as for nodes, keeps newcomers out but lets incumbents stay; with
+// evictedElsewhere (the taint manager evicts), not even to those.
+func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration, held, evictedElsewhere bool) string {
+	for i := range taints {
+		taint := &taints[i]
+		switch taint.Effect {
+		case corev1.TaintEffectNoExecute:
+			if evictedElsewhere {
+				continue
+			}
+		case corev1.TaintEffectNoSchedule:
+			if held {
+				continue
+			}
+		default:
+			continue
+		}
+		tolerated := slices.ContainsFunc(tolerations, func(t corev1.Toleration) bool {
+			// Lt/Gt tolerations are a newer core/v1 feature that Karmada does not accept;
+			// they tolerate nothing here.
+			return t.ToleratesTaint(klog.Logger{}, taint, false)
+		})
+		if !tolerated {
+			return fmt.Sprintf("untolerated taint {%s}", taint.ToString())
+		}
+	}
+	return ""
+}
+
+// apiNotEnabled implements Karmada's API enablement filter: the cluster must serve the
+// resource's apiVersion and kind (status.apiEnablements). A cluster that has not reported
+// its APIs yet is rejected too, since nothing can be applied to it safely.
+func apiNotEnabled(cluster *clusterv1alpha1.Cluster, apiVersion, kind string) string {
+	enablements := cluster.Status.APIEnablements
+	if len(enablements) == 0 {
+		return "API enablements not reported yet"
+	}
+	for _, e := range enablements {
+		if e.GroupVersion != apiVersion {
+			continue
+		}
+		if slices.ContainsFunc(e.Resources, func(r clusterv1alpha1.APIResource) bool { return r.Kind == kind }) {
+			return ""
+		}
+	}
+	reason := fmt.Sprintf("API %s/%s not enabled", apiVersion, kind)
+	if c := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements); c != nil && c.Status != metav1.ConditionTrue {
+		reason += " (API list incomplete)"
+	}
+	return reason
+}
+
+// missingSpreadField rejects a cluster that lacks a field a spread constraint groups by
+// (spec.region, spec.zones/zone or spec.provider): it could not be counted in any group.
+func missingSpreadField(cluster *clusterv1alpha1.Cluster, constraints []policyv1alpha1.SpreadConstraint) string {
+	for _, c := range constraints {
+		field := c.EffectiveSpreadByField()
+		if field == "" || field == policyv1alpha1.SpreadByFieldCluster {
+			continue
+		}
+		if len(clusteraffinity.FieldValues(cluster, string(field))) == 0 {
+			return fmt.Sprintf("%s is not set, needed by spreadConstraints (spreadByField %s)", field, field)
+		}
+	}
+	return ""
+}
