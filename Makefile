@@ -15,7 +15,7 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' charts/flotilla/Chart.yaml)
 IMAGE ?= ghcr.io/flotilla-io/flotilla
 
-.PHONY: build test unit e2e generate verify-generated up bench image clean
+.PHONY: build test verify lint unit unit-race fuzz integration e2e generate verify-generated up bench image clean
 
 ## build: compile the single flotilla binary into bin/
 build:
@@ -32,18 +32,58 @@ SAMPLE ?= examples/nginx
 up: build
 	$(BIN) up --apply $(SAMPLE)
 
-## test: everything CI runs: generated files are fresh, vet, unit, integration and e2e tests.
-## The binary is built once and shared with every test package through FLOTILLA_BIN.
-## Packages under test/ start stacks of their own, so they run one package at a time (two
-## stacks starting at once could pick the same free port).
-test: build verify-generated
-	$(GO) vet ./...
-	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/test/')
-	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 60m -p 1 ./test/...
+# The tiers of tests (docs/development.md). Each has one purpose; `make test` runs them in
+# order, prints each one's time, and is what CI runs.
+#   verify       generated files, gofmt, go vet, golangci-lint (.golangci.yml)
+#   unit         every pure test (no API server of its own); `make unit-race` with the race detector
+#   fuzz         each fuzz target for FUZZTIME (the seed corpora also run in unit)
+#   integration  the controllers in-process against real API servers (test/integration)
+#   e2e          the baseline end-to-end tests through `flotilla up` (test/e2e)
+UNIT_PKGS = $$($(GO) list ./... | grep -v -e '/test/e2e' -e '/test/integration' -e '/bench')
+FUZZTIME ?= 3s
+LINT := $(CURDIR)/bin/golangci-lint
 
-## unit: fast tests only (no local stack)
+## test: verify, unit, fuzz, integration and the baseline e2e, each timed (CI runs this)
+test: build
+	@hack/tier verify $(MAKE) --no-print-directory verify
+	@hack/tier unit $(MAKE) --no-print-directory unit
+	@hack/tier fuzz $(MAKE) --no-print-directory fuzz
+	@hack/tier integration $(MAKE) --no-print-directory integration
+	@hack/tier e2e $(MAKE) --no-print-directory e2e
+	@hack/tier summary
+
+## verify: generated files are fresh, gofmt, go vet and golangci-lint
+verify: verify-generated lint
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt: run gofmt -w on:" $$unformatted >&2; exit 1; fi
+	$(GO) vet ./...
+
+## lint: golangci-lint at the version hack/tools pins, with .golangci.yml
+lint: $(LINT)
+	$(LINT) run ./...
+
+$(LINT): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+## unit: every pure test (-short skips what needs a stack)
 unit:
-	$(GO) test -short ./...
+	$(GO) test -count=1 -short -timeout 10m $(UNIT_PKGS)
+
+## unit-race: the unit tier with the race detector
+unit-race:
+	$(GO) test -count=1 -short -race -timeout 20m $(UNIT_PKGS)
+
+## fuzz: each fuzz target for FUZZTIME (longer runs: docs/development.md)
+fuzz:
+	@hack/fuzz $(FUZZTIME)
+
+## integration: the controllers in-process against real API servers
+integration: build
+	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 20m ./test/integration/...
+
+## e2e: the baseline end-to-end tests through `flotilla up` (packages one at a time: two stacks
+## starting at once could pick the same free port)
+e2e: build
+	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 40m -p 1 ./test/e2e/...
 
 ## generate: regenerate deepcopy code and CRD YAML from api/
 generate:

@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-io/flotilla/internal/localstack"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
 var workGVR = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha1", Resource: "works"}

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flotilla-io/flotilla/internal/localstack"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
 // BenchmarkLeaderTakeover runs two controller managers that elect a leader

@@ -34,18 +34,6 @@ func ourCRDs(t *testing.T) []*apiextensionsv1.CustomResourceDefinition {
 	return all
 }
 
-// ourCRD returns the embedded CRD with the given name (<plural>.<group>).
-func ourCRD(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	for _, crd := range ourCRDs(t) {
-		if crd.Name == name {
-			return crd
-		}
-	}
-	t.Fatalf("no embedded CRD named %s", name)
-	return nil
-}
-
 // toInternal applies the v1 defaults the API server applies to a CRD it receives and converts
 // the CRD to the internal version its validation and serving code works on.
 func toInternal(t *testing.T, in *apiextensionsv1.CustomResourceDefinition) *apiextensions.CustomResourceDefinition {

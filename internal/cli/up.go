@@ -535,7 +535,7 @@ func (o *UpOptions) runDetached(out io.Writer) error {
 		select {
 		case err := <-exited:
 			_, _ = io.Copy(out, follow)
-			return fmt.Errorf("flotilla up stopped before the stack was ready (%v); see the lines above and %s", err, logPath)
+			return fmt.Errorf("flotilla up stopped before the stack was ready (%w); see the lines above and %s", err, logPath)
 		case <-tick.C:
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/flotilla-io/flotilla/api/crds"
-	"golang.org/x/sync/errgroup"
 )
 
 // Namespaces Karmada keeps on its control plane: karmada-system for its own

@@ -232,7 +232,7 @@ func (c *Config) Validate() error {
 		}
 		for field, q := range map[string]string{"cpu": m.CPU, "memory": m.Memory, "pods": m.Pods} {
 			if _, err := resource.ParseQuantity(q); err != nil {
-				return fmt.Errorf("%s: %s %q is not a Kubernetes quantity: %v", where, field, q, err)
+				return fmt.Errorf("%s: %s %q is not a Kubernetes quantity: %w", where, field, q, err)
 			}
 		}
 	}

@@ -172,7 +172,7 @@ func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) 
 			_, err = cs.CoreV1().Services(a.Namespace).Update(ctx, existing, metav1.UpdateOptions{})
 		}
 		if err != nil {
-			return fmt.Errorf("Service %s/%s: %w", a.Namespace, a.Service, err)
+			return fmt.Errorf("service %s/%s: %w", a.Namespace, a.Service, err)
 		}
 	}
 	for _, a := range apis {

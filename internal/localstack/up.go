@@ -2,6 +2,7 @@ package localstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -293,7 +294,7 @@ func (s *Stack) poll(ctx context.Context, comp Component, check func() (bool, st
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	last := "not checked yet"
+	var last string
 	for {
 		ok, status := check()
 		if ok {
@@ -302,9 +303,9 @@ func (s *Stack) poll(ctx context.Context, comp Component, check func() (bool, st
 		last = status
 		select {
 		case <-proc.Done():
-			return &ComponentError{Component: comp, Err: fmt.Errorf("process exited: %v", proc.Err())}
+			return &ComponentError{Component: comp, Err: fmt.Errorf("process exited: %w", proc.Err())}
 		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return &ComponentError{Component: comp, Err: fmt.Errorf("not ready before the start-up timeout; last check: %s", last)}
 			}
 			return fmt.Errorf("%s: %w", comp.Name, ctx.Err())

@@ -276,8 +276,7 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: default}]
 `)
 	eventually(t, time.Minute, "the viewer to reach member1 as itself", func() (bool, string) {
 		got := asViewer()
-		return strings.Contains(got, `User "system:serviceaccount:default:viewer" cannot get resource "namespaces"`) ||
-			strings.Contains(got, `User "system:serviceaccount:default:viewer" cannot get resource "namespaces"`), got
+		return strings.Contains(got, `User "system:serviceaccount:default:viewer" cannot get resource "namespaces"`), got
 	})
 
 	// unjoin without --orphan removes what Flotilla put in the member.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,32 +16,8 @@ func sharedDir(t *testing.T) string {
 	return reftest.Shared(t)
 }
 
-// seedYAMLBlocks returns the YAML examples of the seed release notes: each
-// starts at an `apiVersion:` line and runs to the next blank line.
-func seedYAMLBlocks(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(sharedDir(t), "seed", "000_c8bfd764a9009bb5.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []string
-	var cur []string
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "apiVersion:"):
-			cur = []string{line}
-		case cur != nil && strings.TrimSpace(line) == "":
-			blocks = append(blocks, strings.Join(cur, "\n")+"\n")
-			cur = nil
-		case cur != nil:
-			cur = append(cur, line)
-		}
-	}
-	if len(blocks) != 6 {
-		t.Fatalf("found %d YAML examples in the seed, want 6", len(blocks))
-	}
-	return blocks
-}
+// seedYAMLBlocks returns the YAML examples of the seed release notes.
+func seedYAMLBlocks(t *testing.T) []string { return reftest.SeedYAMLBlocks(t) }
 
 // apply runs kubectl apply -f - on the control plane and returns output and error.
 func (s *stack) apply(yaml string, extra ...string) (string, error) {

@@ -122,16 +122,20 @@ type controllers struct {
 	// done is closed when the manager has returned; err is then its error.
 	done chan struct{}
 	err  error
+	// stop cancels the manager and waits (a minute at most) for it to
+	// return, failing the test on an error; the test's cleanup calls it too.
+	stop func()
 }
 
 // runControllers starts every controller but the cluster controller (the
 // stack runs that one) with m's fast paths, logging to
 // <data-dir>/logs/integration-controllers-<mode>.log, and stops them when
-// t's subtests are done.
-func runControllers(t *testing.T, m mode) *controllers {
+// t's subtests are done. tweaks change the options before the start (a
+// narrower --controllers, a fake clock).
+func runControllers(t *testing.T, m mode, tweaks ...func(*controllermanager.Options)) *controllers {
 	t.Helper()
 	logPath := filepath.Join(theStack.dataDir, "logs", "integration-controllers-"+m.suffix+".log")
-	logFile, err := os.Create(logPath)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,37 +147,45 @@ func runControllers(t *testing.T, m mode) *controllers {
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = klog.NewContext(ctx, klog.Background())
 	ctl := &controllers{mode: m, done: make(chan struct{})}
+	opts := controllermanager.Options{
+		Config:                       theStack.controlPlaneConfig,
+		Controllers:                  []string{"*", "-cluster"},
+		MetricsAddr:                  "0",
+		HealthAddr:                   "0",
+		PprofAddr:                    "0",
+		SkippedPropagatingNamespaces: namespace.DefaultSkippedPatterns,
+		FastPaths:                    m.fastPaths,
+		Features:                     gates,
+		SkipNameValidation:           true,
+	}
+	for _, tweak := range tweaks {
+		tweak(&opts)
+	}
 	go func() {
 		defer close(ctl.done)
-		ctl.err = controllermanager.Run(ctx, controllermanager.Options{
-			Config:                       theStack.controlPlaneConfig,
-			Controllers:                  []string{"*", "-cluster"},
-			MetricsAddr:                  "0",
-			HealthAddr:                   "0",
-			PprofAddr:                    "0",
-			SkippedPropagatingNamespaces: namespace.DefaultSkippedPatterns,
-			FastPaths:                    m.fastPaths,
-			Features:                     gates,
-			SkipNameValidation:           true,
-		})
+		ctl.err = controllermanager.Run(ctx, opts)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-ctl.done:
-			if ctl.err != nil {
-				t.Errorf("the controllers (%s) stopped with: %v", m.name, ctl.err)
+	var once sync.Once
+	ctl.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-ctl.done:
+				if ctl.err != nil {
+					t.Errorf("the controllers (%s) stopped with: %v", m.name, ctl.err)
+				}
+			case <-time.After(time.Minute):
+				t.Errorf("the controllers (%s) did not stop within a minute", m.name)
 			}
-		case <-time.After(time.Minute):
-			t.Errorf("the controllers (%s) did not stop within a minute", m.name)
-		}
-		klog.Flush()
-		klog.SetOutput(io.Discard)
-		logFile.Close()
-		if t.Failed() {
-			t.Logf("the controllers' log is %s", logPath)
-		}
-	})
+			klog.Flush()
+			klog.SetOutput(io.Discard)
+			logFile.Close()
+			if t.Failed() {
+				t.Logf("the controllers' log is %s", logPath)
+			}
+		})
+	}
+	t.Cleanup(ctl.stop)
 	return ctl
 }
 

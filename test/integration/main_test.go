@@ -173,7 +173,7 @@ func startStack(bin, dir string) (*stack, func() error, error) {
 		case err := <-exited:
 			exited <- err // for stop
 			out, _ := os.ReadFile(logPath)
-			return nil, stop, fmt.Errorf("flotilla up stopped before the stack was ready (%v):\n%s", err, out)
+			return nil, stop, fmt.Errorf("flotilla up stopped before the stack was ready (%w):\n%s", err, out)
 		case <-deadline:
 			return nil, stop, fmt.Errorf("the stack was not ready within %s; see %s", upTimeout, logPath)
 		case <-tick.C:

@@ -51,7 +51,7 @@ func ExecutionNamespace(clusterName string) string {
 	return ExecutionSpacePrefix + clusterName
 }
 
-// OrphanResourcesAnnotation, "true" on a Cluster being deleted, leaves the
+// OrphanResourcesAnnotation is the annotation that, "true" on a Cluster being deleted, leaves the
 // objects Flotilla propagated in the member instead of removing them
 // (`flotilla unjoin --orphan`: a cluster handed back to its owners keeps its
 // workloads running). Flotilla's own; Karmada always removes them.

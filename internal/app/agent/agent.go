@@ -186,8 +186,15 @@ func Run(ctx context.Context, o Options) error {
 	// is longer than the controller manager's: the control plane's
 	// propagation shows here only as Works arriving, with gaps between them.
 	gate := statusgate.NewGate(statusgate.AgentStatusQuiet, statusgate.StatusMaxDefer)
+	recorders, err := eventrecord.NewSink(cp, mgr.GetScheme())
+	if err != nil {
+		return fmt.Errorf("create the event broadcaster: %w", err)
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return fmt.Errorf("add the event broadcaster: %w", err)
+	}
 	exec := &execution.Reconciler{Client: mgr.GetClient(), Members: members, Interpreter: interp, Gate: gate, ReadYourWrites: true,
-		Events: &eventrecord.Recorder{Events: mgr.GetEventRecorderFor("karmada-agent"), Busy: gate.Busy,
+		Events: &eventrecord.Recorder{Events: recorders.For("karmada-agent"), Busy: gate.Busy,
 			MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()},
 		Executes: func(c string) bool { return c == o.ClusterName }}
 	if err := exec.SetupWithManager(counted); err != nil {
@@ -226,7 +233,7 @@ func registerCluster(ctx context.Context, c client.Client, o Options) error {
 	if cl.Spec.ID != "" && id != "" && cl.Spec.ID != id {
 		// Another cluster registered under this name first: taking it over
 		// would move that cluster's workloads here.
-		return refusal{fmt.Errorf("Cluster %s belongs to another cluster (spec.id %s; this member's kube-system UID is %s): check --kubeconfig and --context, or register this cluster under its own name",
+		return refusal{fmt.Errorf("the Cluster %s belongs to another cluster (spec.id %s; this member's kube-system UID is %s): check --kubeconfig and --context, or register this cluster under its own name",
 			o.ClusterName, cl.Spec.ID, id)}
 	}
 	var secretRef *clusterv1alpha1.LocalSecretReference

@@ -28,6 +28,7 @@ import (
 	resourceclient "k8s.io/metrics/pkg/client/clientset/versioned/typed/metrics/v1beta1"
 	custommetrics "k8s.io/metrics/pkg/client/custom_metrics"
 	externalmetrics "k8s.io/metrics/pkg/client/external_metrics"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,7 +76,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/model/mcs"
 )
 
-// Controller names accepted by Options.Controllers.
+// AllControllers lists the controller names Options.Controllers accepts.
 var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
@@ -121,6 +122,11 @@ type Options struct {
 	// Controllers to run: "*" for all, names to add, "-name" to remove,
 	// as kube-controller-manager's --controllers.
 	Controllers []string
+	// Clock is the one clock every controller tells the time with: cron
+	// runs, cluster health thresholds, taint times, toleration and
+	// graceful-eviction timeouts. nil is the real clock; tests pass a
+	// k8s.io/utils/clock/testing.FakeClock and step it.
+	Clock clock.WithDelayedExecution
 	// LeaderElect makes replicas elect one active leader, holding the Lease
 	// karmada-system/<LeaderElectionID>.
 	LeaderElect      bool
@@ -278,12 +284,12 @@ type builder struct {
 // event recorder) and from the fast paths that are on.
 var builders = []builder{
 	{"cluster", func(s *shared) ([]setup, error) {
-		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
+		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
 			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}
 		if s.taintManagerEvicts() {
 			for _, kind := range binding.Kinds {
-				tm := &taintmanager.Reconciler{Client: s.client, Kind: kind,
-					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.mgr.GetEventRecorderFor("taint-manager"), Gate: s.gate}
+				tm := &taintmanager.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock,
+					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.recorders.For("taint-manager"), Gate: s.gate}
 				if s.opts.FastPaths.Preschedule && s.on["scheduler"] {
 					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true}.Preschedule
 				}
@@ -345,12 +351,12 @@ var builders = []builder{
 		return []setup{&namespace.Reconciler{Client: s.client, SkippedPatterns: skipped}}, nil
 	}},
 	{cronfederatedhpa.ControllerName, func(s *shared) ([]setup, error) {
-		return []setup{&cronfederatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(),
-			Recorder: s.mgr.GetEventRecorderFor("cronfederatedhpa-controller"), MissedRunWindow: s.opts.CronFederatedHPAMissedRunWindow, Gate: s.gate}}, nil
+		return []setup{&cronfederatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Clock: s.opts.Clock, Mapper: s.mgr.GetRESTMapper(),
+			Recorder: s.recorders.For("cronfederatedhpa-controller"), MissedRunWindow: s.opts.CronFederatedHPAMissedRunWindow, Gate: s.gate}}, nil
 	}},
 	{"validation", func(s *shared) ([]setup, error) {
 		var out []setup
-		for _, v := range validation.Kinds(s.client, s.mgr.GetEventRecorderFor("flotilla-validation")) {
+		for _, v := range validation.Kinds(s.client, s.recorders.For("flotilla-validation")) {
 			out = append(out, v)
 		}
 		return out, nil
@@ -370,14 +376,14 @@ var builders = []builder{
 	}},
 	{serviceimport.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&serviceimport.Reconciler{Client: s.client, Events: &eventrecord.Recorder{
-			Events: s.mgr.GetEventRecorderFor("service-import-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+			Events: s.recorders.For("service-import-controller"), Scheme: s.mgr.GetScheme()}}}, nil
 	}},
 	{multiclusterservice.ControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {
 			return nil, nil // Karmada's gate: off, MultiClusterServices are only served
 		}
-		r := &multiclusterservice.Reconciler{Client: s.client, Templates: s.detector, Recorder: s.mgr.GetEventRecorderFor("multiclusterservice-controller"),
-			Events: &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor("multiclusterservice-controller"), Scheme: s.mgr.GetScheme()}}
+		r := &multiclusterservice.Reconciler{Client: s.client, Templates: s.detector, Recorder: s.recorders.For("multiclusterservice-controller"),
+			Events: &eventrecord.Recorder{Events: s.recorders.For("multiclusterservice-controller"), Scheme: s.mgr.GetScheme()}}
 		if s.opts.MCSLoadBalancerPool != "" {
 			pool, err := loadbalancer.ParsePool(s.opts.MCSLoadBalancerPool)
 			if err != nil {
@@ -407,10 +413,10 @@ var builders = []builder{
 		}
 		return []setup{&federatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(), Members: s.members,
 			Recommender: hpa.NewRecommender(federatedhpa.TimedPulls(pulls), cfg, nil), SyncPeriod: cfg.SyncPeriod,
-			Recorder: s.mgr.GetEventRecorderFor("federatedHPA-controller")}}, nil
+			Recorder: s.recorders.For("federatedHPA-controller")}}, nil
 	}},
 	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {
-		return []setup{&clustertaintpolicy.Reconciler{Client: s.client}}, nil
+		return []setup{&clustertaintpolicy.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil
 	}},
 	{applicationfailover.ControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.Failover) {
@@ -418,17 +424,17 @@ var builders = []builder{
 		}
 		var out []setup
 		for _, kind := range binding.Kinds {
-			out = append(out, &applicationfailover.Reconciler{Client: s.client, Kind: kind, Recorder: s.mgr.GetEventRecorderFor("application-failover")})
+			out = append(out, &applicationfailover.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock, Recorder: s.recorders.For("application-failover")})
 		}
 		return out, nil
 	}},
 	{workloadrebalancer.ControllerName, func(s *shared) ([]setup, error) {
-		return []setup{&workloadrebalancer.Reconciler{Client: s.client}}, nil
+		return []setup{&workloadrebalancer.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil
 	}},
 	{gracefuleviction.ControllerName, func(s *shared) ([]setup, error) {
 		var out []setup
 		for _, kind := range binding.Kinds {
-			out = append(out, &gracefuleviction.Reconciler{Client: s.client, Kind: kind, Timeout: s.opts.GracefulEvictionTimeout})
+			out = append(out, &gracefuleviction.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock, Timeout: s.opts.GracefulEvictionTimeout})
 		}
 		return out, nil
 	}},
@@ -437,14 +443,14 @@ var builders = []builder{
 			return nil, nil
 		}
 		return []setup{&multiclusterservice.Dispatcher{Client: s.client, Events: &eventrecord.Recorder{
-			Events: s.mgr.GetEventRecorderFor("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+			Events: s.recorders.For("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
 	}},
 	{agentcsrapproving.ControllerName, func(s *shared) ([]setup, error) {
 		kube, err := kubernetes.NewForConfig(s.mgr.GetConfig())
 		if err != nil {
 			return nil, fmt.Errorf("create Kubernetes client: %w", err)
 		}
-		return []setup{&agentcsrapproving.Reconciler{Client: s.client, Kube: kube, Recorder: s.mgr.GetEventRecorderFor(agentcsrapproving.ControllerName)}}, nil
+		return []setup{&agentcsrapproving.Reconciler{Client: s.client, Kube: kube, Recorder: s.recorders.For(agentcsrapproving.ControllerName)}}, nil
 	}},
 }
 
@@ -500,6 +506,8 @@ type shared struct {
 	gate *statusgate.Gate
 	// interp is the resource interpreter every controller asks.
 	interp *interpreter.Interpreter
+	// recorders give each controller its event recorder.
+	recorders *eventrecord.Sink
 }
 
 // taintManagerEvicts reports whether the taint manager evicts bindings from
@@ -601,8 +609,15 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	if err := mcs.IndexWorks(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, nil, fmt.Errorf("index Works by MultiClusterService: %w", err)
 	}
+	recorders, err := eventrecord.NewSink(cfg, scheme)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create the event broadcaster: %w", err)
+	}
+	if err := mgr.Add(recorders); err != nil {
+		return nil, nil, fmt.Errorf("add the event broadcaster: %w", err)
+	}
 	c := mgr.GetClient()
-	s := &shared{opts: o, on: on, mgr: mgr, client: c, dynamic: dyn, members: &registry.Registry{Reader: c}}
+	s := &shared{opts: o, on: on, mgr: mgr, client: c, dynamic: dyn, members: &registry.Registry{Reader: c}, recorders: recorders}
 	if o.FastPaths.StatusGate {
 		// Propagation first: status reports wait while templates are being
 		// propagated (see statusgate.Gate).
@@ -612,7 +627,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
 	s.detector.Interpreter = s.interp
 	if err := mgr.Add(&interpreter.Sync{In: s.interp, Cache: mgr.GetCache(), Reader: c,
-		Recorder: mgr.GetEventRecorderFor("resource-interpreter"), OnChange: s.detector.RequeueKind}); err != nil {
+		Recorder: s.recorders.For("resource-interpreter"), OnChange: s.detector.RequeueKind}); err != nil {
 		return nil, nil, fmt.Errorf("add the interpreter configuration sync: %w", err)
 	}
 	s.detector.Gate, s.detector.Events, s.detector.ReadYourWrites = s.gate, s.events("resource-detector"), o.FastPaths.ReadYourWrites
@@ -626,7 +641,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	if err := modes.Track(clusters); err != nil {
 		return nil, nil, fmt.Errorf("watch Clusters' sync modes: %w", err)
 	}
-	s.execution = &execution.Reconciler{Client: c, Members: s.members, Interpreter: s.interp, Events: s.events("execution-controller"), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Clock: s.opts.Clock, Interpreter: s.interp, Events: s.events("execution-controller"), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
 		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
 	if s.detectorRuns() {
 		if err := mgr.Add(s.detector); err != nil {
@@ -654,7 +669,7 @@ func (s *shared) detectorRuns() bool {
 // filters and alerts written for Karmada match. Success events give way to
 // propagation as status reports do.
 func (s *shared) events(component string) *eventrecord.Recorder {
-	return &eventrecord.Recorder{Events: s.mgr.GetEventRecorderFor(component), Busy: s.gate.Busy,
+	return &eventrecord.Recorder{Events: s.recorders.For(component), Busy: s.gate.Busy,
 		MaxDefer: statusgate.StatusMaxDefer, Scheme: s.mgr.GetScheme()}
 }
 

@@ -33,14 +33,6 @@ const (
 	ResultError   = "error"
 )
 
-// resultOf is Karmada's result label for err.
-func resultOf(err error) string {
-	if err != nil {
-		return ResultError
-	}
-	return ResultSuccess
-}
-
 // millisecondBuckets are Karmada's buckets for controller-manager
 // durations: 1 ms doubling to about 2 s (12 buckets, then +Inf).
 func millisecondBuckets() []float64 { return prometheus.ExponentialBuckets(0.001, 2, 12) }

@@ -1,12 +1,11 @@
 package queue
 
 import (
+	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-	"testing"
-
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"

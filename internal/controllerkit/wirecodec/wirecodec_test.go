@@ -107,10 +107,12 @@ func TestInformerLeavesOtherKindsAlone(t *testing.T) {
 func TestCacheCBORDecodesAsTranscodingLessManagedFields(t *testing.T) {
 	scheme := controlplane.NewScheme()
 	status := runtime.RawExtension{Raw: []byte(`{"readyReplicas":2}`)}
+	fieldsV1 := &metav1.FieldsV1{}
+	fieldsV1.SetRawBytes([]byte(`{"f:spec":{}}`))
 	w := workv1alpha1.Work{
 		ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "karmada-es-m1", ManagedFields: []metav1.ManagedFieldsEntry{{
 			Manager: "flotilla", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}},
+			FieldsV1: fieldsV1}}},
 		Spec: workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{
 			{RawExtension: runtime.RawExtension{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"b"}}`)}}}}},
 		Status: workv1alpha1.WorkStatus{ManifestStatuses: []workv1alpha1.ManifestStatus{{Status: &status}}},

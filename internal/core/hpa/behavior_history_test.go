@@ -32,7 +32,6 @@ import (
 func TestStoreScaleEvents(t *testing.T) {
 	type TestCase struct {
 		name                   string
-		key                    string
 		replicaChange          int32
 		prevScaleEvents        []timestampedScaleEvent
 		newScaleEvents         []timestampedScaleEvent

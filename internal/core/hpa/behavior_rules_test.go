@@ -31,7 +31,6 @@ import (
 func TestScalingWithRules(t *testing.T) {
 	type TestCase struct {
 		name string
-		key  string
 		// controller arguments
 		scaleUpEvents   []timestampedScaleEvent
 		scaleDownEvents []timestampedScaleEvent

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// RetainReplicasLabel, set to "true" on a Deployment or StatefulSet template (Karmada's
+// RetainReplicasLabel is the label that, set to "true" on a Deployment or StatefulSet template (Karmada's
 // resourcetemplate.karmada.io/retain-replicas), makes each member cluster keep its own
 // copy's spec.replicas: an HPA running in the member scales it, and propagation does not
 // revert it to the template's count.

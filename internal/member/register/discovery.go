@@ -165,7 +165,7 @@ func readClusterInfoError(endpoint string, err error) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("the control plane at %s has no kube-public/cluster-info: prepare it with 'flotilla token create' on the control plane", endpoint)
 	case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-		return fmt.Errorf("the control plane at %s does not let anonymous users read kube-public/cluster-info (%v): prepare it with 'flotilla token create' on the control plane", endpoint, err)
+		return fmt.Errorf("the control plane at %s does not let anonymous users read kube-public/cluster-info (%w): prepare it with 'flotilla token create' on the control plane", endpoint, err)
 	}
 	return fmt.Errorf("read kube-public/cluster-info from %s: %w (is the address the control plane's API server?)", endpoint, err)
 }

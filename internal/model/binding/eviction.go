@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/flotilla-io/flotilla/api/events"
-
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )

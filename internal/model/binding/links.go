@@ -19,7 +19,7 @@ const Finalizer = "karmada.io/binding-controller"
 // execution), set on Works at creation.
 const ExecutionFinalizer = "karmada.io/execution-controller"
 
-// ErrTemplatesLoading, wrapped by a TemplateGetter, means the templates of a
+// ErrTemplatesLoading is the error that, wrapped by a TemplateGetter, means the templates of a
 // kind are not loaded yet; callers retry shortly without reporting an error.
 var ErrTemplatesLoading = errors.New("templates are still loading")
 

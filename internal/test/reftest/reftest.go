@@ -7,6 +7,7 @@ package reftest
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +47,33 @@ func Shared(t testing.TB, parts ...string) string {
 		t.Skipf("skipped: compares with upstream reference material at %s, which is not there (put Karmada's reference material in ../shared beside the checkout to run it)", path)
 	}
 	return path
+}
+
+// SeedYAMLBlocks returns the six YAML examples of the seed release notes
+// (Shared(t, "seed", ...)): each starts at an `apiVersion:` line and runs to
+// the next blank line. It fails the test when the notes hold another number
+// of examples.
+func SeedYAMLBlocks(t testing.TB) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Shared(t, "seed"), "000_c8bfd764a9009bb5.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur []string
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "apiVersion:"):
+			cur = []string{line}
+		case cur != nil && strings.TrimSpace(line) == "":
+			blocks = append(blocks, strings.Join(cur, "\n")+"\n")
+			cur = nil
+		case cur != nil:
+			cur = append(cur, line)
+		}
+	}
+	if len(blocks) != 6 {
+		t.Fatalf("found %d YAML examples in the seed, want 6", len(blocks))
+	}
+	return blocks
 }

@@ -47,7 +47,7 @@ func (r *Reconciler) apply(ctx context.Context, obj *autoscalingv1alpha1.CronFed
 	}
 	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return nil, fmt.Errorf("the control plane serves no %s in %s: %v", gvk.Kind, gvk.GroupVersion(), err)
+		return nil, fmt.Errorf("the control plane serves no %s in %s: %w", gvk.Kind, gvk.GroupVersion(), err)
 	}
 	var res dynamic.ResourceInterface = r.Dynamic.Resource(mapping.Resource)
 	where := name

@@ -212,7 +212,7 @@ func (r *Reconciler) observe(ctx context.Context, f *autoscalingv1alpha1.Federat
 	}
 	mapping, err := r.Mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
 	if err != nil {
-		return hpa.Target{}, nil, fmt.Errorf("the control plane serves no %s in %s: %v", ref.Kind, ref.APIVersion, err)
+		return hpa.Target{}, nil, fmt.Errorf("the control plane serves no %s in %s: %w", ref.Kind, ref.APIVersion, err)
 	}
 	res := r.Dynamic.Resource(mapping.Resource).Namespace(f.Namespace)
 	sc, err := res.Get(ctx, ref.Name, metav1.GetOptions{}, "scale")

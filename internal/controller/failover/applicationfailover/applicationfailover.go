@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/jsonpath"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,8 +49,8 @@ type Reconciler struct {
 	// Recorder gets EvictWorkloadFromClusterSucceed/Failed on the binding
 	// and its template.
 	Recorder record.EventRecorder
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock tells the time; nil is the real clock (controllermanager.Options.Clock).
+	Clock clock.PassiveClock
 
 	// unhealthy remembers since when each binding's resource has been
 	// Unhealthy in each cluster (binding key, then cluster). It lives in
@@ -68,10 +69,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock == nil {
+		return time.Now()
 	}
-	return time.Now()
+	return r.Clock.Now()
 }
 
 // track records the clusters where the resource is Unhealthy now and
@@ -190,7 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		binding.EvictionEvent(r.Recorder, b, c, err)
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("fail binding %s over from %v: %w", req, evict, err)

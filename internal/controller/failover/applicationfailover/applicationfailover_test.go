@@ -31,8 +31,7 @@ func TestTrackCountsFromTheFirstUnhealthyReport(t *testing.T) {
 }
 
 func TestPreserve(t *testing.T) {
-	var status any
-	status = map[string]any{"jobStatus": map[string]any{"state": "FAILED", "savepoint": "s3://b/1"}, "replicas": int64(2)}
+	var status any = map[string]any{"jobStatus": map[string]any{"state": "FAILED", "savepoint": "s3://b/1"}, "replicas": int64(2)}
 	got, err := Preserve([]policyv1alpha1.StatePreservationRule{
 		{AliasLabelName: "failover.example.io/savepoint", JSONPath: "{.jobStatus.savepoint}"},
 		{AliasLabelName: "failover.example.io/replicas", JSONPath: "{.replicas}"},

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -35,6 +36,9 @@ const ControllerName = "clusterTaintPolicy"
 // Reconciler keeps each Cluster's policy taints in line with its conditions.
 type Reconciler struct {
 	Client client.Client
+	// Clock tells the time taints are added at; nil is the real clock
+	// (controllermanager.Options.Clock).
+	Clock clock.PassiveClock
 }
 
 // SetupWithManager reconciles a Cluster when it changes and every Cluster
@@ -85,6 +89,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	taints := slices.Clone(cluster.Spec.Taints)
 	changed := false
 	now := metav1.Now()
+	if r.Clock != nil {
+		now = metav1.NewTime(r.Clock.Now())
+	}
 	for i := range policies.Items {
 		p := &policies.Items[i].Spec
 		if p.TargetClusters != nil && !clusteraffinity.Matches(cluster, p.TargetClusters) {
@@ -111,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cluster.Spec.Taints = taints
 	if err := r.Client.Patch(ctx, cluster, patch); apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
 	}

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,8 +53,8 @@ type Reconciler struct {
 	// Timeout is how long a task waits for a healthy replacement when it
 	// names no gracePeriodSeconds (--graceful-eviction-timeout).
 	Timeout time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock tells the time; nil is the real clock (controllermanager.Options.Clock).
+	Clock clock.PassiveClock
 
 	// readySince remembers when each binding's replacement was first seen
 	// ready (binding key); in memory, so a restart waits Settle again.
@@ -97,10 +98,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock == nil {
+		return time.Now()
 	}
-	return time.Now()
+	return r.Clock.Now()
 }
 
 // Reconcile drops each task that is done (see Done) and comes back when the
@@ -153,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	spec.GracefulEvictionTasks = keep
 	if err := r.Client.Patch(ctx, b, patch); apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("clear graceful eviction tasks of binding %s: %w", req, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,8 +48,8 @@ type Reconciler struct {
 	// Recorder gets EvictWorkloadFromClusterSucceed/Failed on the binding
 	// and its template.
 	Recorder record.EventRecorder
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock tells the time; nil is the real clock (controllermanager.Options.Clock).
+	Clock clock.PassiveClock
 	// Preschedule, if set, places the evicted replicas in the same write as
 	// the eviction (the in-process scheduler's decision, as the detector
 	// does for new bindings): one write per binding instead of two.
@@ -78,10 +79,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock == nil {
+		return time.Now()
 	}
-	return time.Now()
+	return r.Clock.Now()
 }
 
 // Reconcile evicts the binding from each cluster whose NoExecute taints it
@@ -149,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		binding.EvictionEvent(r.Recorder, b, c, err)
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("evict binding %s from %v: %w", req, evict, err)

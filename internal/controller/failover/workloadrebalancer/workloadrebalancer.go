@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -31,8 +32,8 @@ const ControllerName = "workloadRebalancer"
 // Reconciler runs WorkloadRebalancers.
 type Reconciler struct {
 	Client client.Client
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
+	// Clock tells the time; nil is the real clock (controllermanager.Options.Clock).
+	Clock clock.PassiveClock
 }
 
 // SetupWithManager registers the controller.
@@ -44,10 +45,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
+	if r.Clock == nil {
+		return time.Now()
 	}
-	return time.Now()
+	return r.Clock.Now()
 }
 
 func key(w appsv1alpha1.ObjectReference) string {

@@ -7,7 +7,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -78,8 +79,8 @@ type Reconciler struct {
 	// clusters are not probed: their Ready condition is the agent's, turned
 	// Unknown when the agent stops renewing the Lease.
 	Agent string
-	// Now tells the time; nil is time.Now.
-	Now func() time.Time
+	// Clock tells the time; nil is the real clock (controllermanager.Options.Clock).
+	Clock clock.PassiveClock
 	// OnGone, in an agent, is called when the agent's Cluster no longer
 	// exists on the control plane (unjoined or unregistered).
 	OnGone func()
@@ -121,10 +122,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) now() time.Time {
-	if r.Now == nil {
+	if r.Clock == nil {
 		return time.Now()
 	}
-	return r.Now()
+	return r.Clock.Now()
 }
 
 // Reconcile converges one Cluster.
@@ -215,7 +216,7 @@ func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluste
 		// the Lease as soon as the control plane is back.
 		log.FromContext(ctx).Error(err, "Report the cluster's status")
 		return ctrl.Result{RequeueAfter: every}, nil
-	} else if err != nil || res.Requeue {
+	} else if err != nil || !res.IsZero() {
 		return res, err
 	}
 	// Jitter keeps the members' probes from landing together.
@@ -230,7 +231,7 @@ func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluste
 func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster, status clusterv1alpha1.ClusterStatus) (ctrl.Result, error) {
 	if r.Agent == "" {
 		if err := r.taint(ctx, cluster, &status); apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -239,7 +240,7 @@ func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster
 		patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		cluster.Status = status
 		if err := r.Client.Status().Patch(ctx, cluster, patch); apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Cluster %s: %w", cluster.Name, err)
 		}
@@ -279,7 +280,7 @@ func (r *Reconciler) followAgent(ctx context.Context, cluster *clusterv1alpha1.C
 		meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionUnknown,
 			Reason: clusterv1alpha1.ClusterStatusUnknownReason, Message: msg, ObservedGeneration: cluster.Generation})
 	}
-	if res, err := r.write(ctx, cluster, status); err != nil || res.Requeue {
+	if res, err := r.write(ctx, cluster, status); err != nil || !res.IsZero() {
 		return res, err
 	}
 	wait := expires.Sub(now) + time.Second
@@ -445,7 +446,7 @@ func (r *Reconciler) taint(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	}
 	for _, key := range []string{clusterv1alpha1.TaintClusterNotReady, clusterv1alpha1.TaintClusterUnreachable} {
 		if want[key] && !have[key] {
-			now := metav1.Now()
+			now := metav1.NewTime(r.now())
 			taints = append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &now})
 			changed = true
 		}

@@ -117,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.Client.Delete(ctx, current); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	}
 	current.Labels, current.Annotations = desired.Labels, desired.Annotations
 	current.Endpoints, current.Ports = desired.Endpoints, desired.Ports

@@ -89,7 +89,7 @@ func (l *Local) current(mcs *networkingv1alpha1.MultiClusterService) string {
 	return ""
 }
 
-// ErrPoolExhausted: every address of the pool is in use.
+// ErrPoolExhausted is returned when every address of the pool is in use.
 var ErrPoolExhausted = errors.New("no free address")
 
 // Ensure gives mcs an address (the one it has, else the lowest free one)

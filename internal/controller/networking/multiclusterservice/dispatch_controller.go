@@ -150,7 +150,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if outcome != nil {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, events.EndpointSliceDispatchedFailed, outcome.Error()
 		}
-		if _, waiting := outcome.(notCollected); !waiting {
+		if !errors.As(outcome, new(notCollected)) {
 			// (Not yet collected is the usual state of a new
 			// MultiClusterService for a moment: the condition says it, no
 			// Warning.)

@@ -267,10 +267,6 @@ func (r *Reconciler) stop(name string) {
 	}
 }
 
-// errNotSynced: the member's caches are not filled yet; nothing may be
-// withdrawn on their word.
-var errNotSynced = errors.New("the member's caches have not synced yet")
-
 // collect makes the collected Works of one Service of one member match the
 // member: one per EndpointSlice while the member exports the Service or a
 // MultiClusterService collects it there, none otherwise.

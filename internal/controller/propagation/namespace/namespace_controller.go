@@ -36,7 +36,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
-// SkipAutoPropagationLabel, set to "true" on a namespace, keeps it on the
+// SkipAutoPropagationLabel is the label that, set to "true" on a namespace, keeps it on the
 // control plane only (Karmada's label).
 const SkipAutoPropagationLabel = "namespace.karmada.io/skip-auto-propagation"
 
