@@ -75,13 +75,33 @@ func ToLua(L *glua.LState, v any) glua.LValue {
 // is an object or absent, and an array when the reference is an array. Integral numbers become
 // int64, others float64; NaN and infinities are refused. Functions and other Lua types are
 // refused with the path where they were found.
+//
+// The conversion stops with an error wrapping ErrBudget once L's context is done: a table
+// reachable many times over (t = {a = t, b = t}, repeated) converts to a tree exponentially
+// larger than the script built, and the call's budget covers converting its result.
 func FromLua(L *glua.LState, v glua.LValue, ref any) (any, error) {
-	return fromLua(L, v, ref, "", 0)
+	c := &conversion{L: L}
+	return c.fromLua(v, ref, "", 0)
 }
 
-func fromLua(L *glua.LState, v glua.LValue, ref any, path string, depth int) (any, error) {
+// conversion is one FromLua call: its state and how many values it converted.
+type conversion struct {
+	L      *glua.LState
+	values int
+}
+
+// conversionCheckEvery is how many values FromLua converts between two looks at the context.
+const conversionCheckEvery = 1 << 12
+
+func (c *conversion) fromLua(v glua.LValue, ref any, path string, depth int) (any, error) {
+	L := c.L
 	if depth > 100 {
 		return nil, fmt.Errorf("%s: nested more than 100 levels (a table that contains itself?)", where(path))
+	}
+	if c.values++; c.values%conversionCheckEvery == 0 {
+		if ctx := L.Context(); ctx != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: converting the result stopped after %d values: %w", ErrBudget, c.values, ctx.Err())
+		}
 	}
 	switch t := v.(type) {
 	case *glua.LNilType:
@@ -124,7 +144,7 @@ func fromLua(L *glua.LState, v glua.LValue, ref any, path string, depth int) (an
 				if i <= len(refs) {
 					r = refs[i-1]
 				}
-				e, err := fromLua(L, t.RawGetInt(i), r, path+"["+strconv.Itoa(i-1)+"]", depth+1)
+				e, err := c.fromLua(t.RawGetInt(i), r, path+"["+strconv.Itoa(i-1)+"]", depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -144,7 +164,7 @@ func fromLua(L *glua.LState, v glua.LValue, ref any, path string, depth int) (an
 				key = strconv.FormatFloat(float64(num), 'f', -1, 64)
 			}
 			var conv any
-			conv, err = fromLua(L, e, refs[key], path+"."+key, depth+1)
+			conv, err = c.fromLua(e, refs[key], path+"."+key, depth+1)
 			if conv != nil {
 				out[key] = conv
 			}

@@ -185,7 +185,8 @@ func (e *Engine) put(s *state) {
 
 // openLibs opens the libraries scripts may use: base, package (for require), table, string,
 // math, and the harmless part of os. io, debug, channel and coroutine are left out, and so are
-// the base functions that read files.
+// the base functions that read files. string.rep and the pattern functions (find, match, gmatch,
+// gsub; pattern.go) are replaced by versions that keep to the call's budget.
 func openLibs(L *glua.LState) {
 	for _, lib := range []struct {
 		name string
@@ -215,6 +216,12 @@ func openLibs(L *glua.LState) {
 	}
 	if str, ok := L.GetGlobal("string").(*glua.LTable); ok {
 		str.RawSetString("rep", L.NewFunction(stringRep))
+		if find, ok := str.RawGetString("find").(*glua.LFunction); ok && find.IsG {
+			for name, fn := range patternFunctions(find.GFunction) {
+				str.RawSetString(name, L.NewFunction(fn))
+			}
+			str.RawSetString("gfind", str.RawGetString("gmatch"))
+		}
 	}
 	L.PreloadModule("kube", openKube)
 }
