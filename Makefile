@@ -15,7 +15,7 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' charts/flotilla/Chart.yaml)
 IMAGE ?= ghcr.io/flotilla-io/flotilla
 
-.PHONY: build test verify lint unit unit-race fuzz integration e2e generate verify-generated up bench image clean
+.PHONY: build test test-extended verify lint unit unit-race fuzz integration e2e generate verify-generated up bench image clean
 
 ## build: compile the single flotilla binary into bin/
 build:
@@ -83,7 +83,11 @@ integration: build
 ## e2e: the baseline end-to-end tests through `flotilla up` (packages one at a time: two stacks
 ## starting at once could pick the same free port)
 e2e: build
-	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 40m -p 1 ./test/e2e/...
+	@FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e.log $(GO) test -count=1 -timeout 40m -p 1 -v ./test/e2e/...
+
+## test-extended: every end-to-end test, the slow and destructive ones too (FLOTILLA_E2E=extended)
+test-extended: build
+	@FLOTILLA_E2E=extended FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e-extended.log $(GO) test -count=1 -timeout 60m -p 1 -v ./test/e2e/...
 
 ## generate: regenerate deepcopy code and CRD YAML from api/
 generate:

@@ -20,7 +20,7 @@ import (
 // with nothing of the control plane's baked in, and its member copy is
 // admitted by the member.
 func TestControlPlaneAdmitsPodTemplatesAsKarmadaDoes(t *testing.T) {
-	s := startStack(t, 1)
+	s := sharedStackOf(t, 2)
 	ctx := context.Background()
 	s.kubectl("", "create", "namespace", "t3")
 	s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1

@@ -14,6 +14,7 @@ import (
 // placements stay (Failover is off); recovery clears both. Deleting and
 // restoring the credentials Secret within seconds never flips Ready.
 func TestClusterHealthThresholds(t *testing.T) {
+	extended(t)
 	s := startStack(t, 2)
 	ready := func() string {
 		return s.get("", "cluster", "member1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)

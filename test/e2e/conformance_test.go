@@ -29,7 +29,7 @@ func (s *stack) apply(yaml string, extra ...string) (string, error) {
 }
 
 func TestKarmadaAPICompatibility(t *testing.T) {
-	s := startStack(t, 1)
+	s := sharedStackOf(t, 2)
 	shared := sharedDir(t)
 
 	t.Run("kubectl lists Karmada kinds by their short names", func(t *testing.T) {

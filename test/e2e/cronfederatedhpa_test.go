@@ -64,7 +64,7 @@ func (s *stack) waitHistory(t *testing.T, ns, name, rule, field string, match fu
 func nonEmpty(s string) bool { return s != "" }
 
 func TestCronFederatedHPA(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 	for _, ns := range []string{"cron-work", "cron-bad"} {
 		s.kubectl("", "create", "namespace", ns)
 	}

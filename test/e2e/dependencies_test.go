@@ -59,7 +59,7 @@ spec:
 // second Deployment on member3 that shares the ConfigMap takes it there
 // and, once deleted, away from there only.
 func TestMigrateApplicationWithDependencies(t *testing.T) {
-	s := startStack(t, 3)
+	s := sharedStackOf(t, 3)
 
 	// 1. The application runs in member1.
 	s.kubectl("member1", "create", "namespace", "shop")

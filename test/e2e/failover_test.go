@@ -28,6 +28,7 @@ spec:
 // to the others, the graceful eviction task ends once they are ready, and
 // the stale copy goes when the member comes back.
 func TestFailover(t *testing.T) {
+	extended(t)
 	s := startStack(t, 3, "--feature-gates=Failover=true",
 		"--controller-manager-arg=--enable-no-execute-taint-eviction=true",
 		"--controller-manager-arg=--graceful-eviction-timeout=90s",

@@ -18,7 +18,7 @@ import (
 // and ScalingActive False with a FailedGetResourceMetric event when the
 // metrics cannot be had; nothing panics and the status says why.
 func TestFederatedHPABoundsAndFailures(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 	ns := "fhpa"
 	s.kubectl("", "create", "namespace", ns)
 	s.mustApply(t, "", deploymentYAML(ns, "web", 1, "nginx")+"---\n"+policyTo(ns, "web", "Deployment", "web", "member1", "member2")+"---\n"+federatedHPA(ns, "web", "web", 4, 10))

@@ -30,6 +30,7 @@ func background(t *testing.T, log string, args ...string) *exec.Cmd {
 // leading controller manager during a burst of 200 converges. First, the
 // Helm chart's rendered objects are validated by member1's API server.
 func TestExternalControlPlane(t *testing.T) {
+	extended(t)
 	s := startStack(t, 3, "--bare-members", "--controller-manager-replicas", "2")
 	t.Run("up --controller-manager-replicas 2 runs two that elect one leader", func(t *testing.T) {
 		if id := s.get("", "lease", "-n", "karmada-system", "flotilla-controller-manager", "-o", "jsonpath={.spec.holderIdentity}"); id == "" {

@@ -116,7 +116,7 @@ spec:
 // interpreter webhook, and checks that bad scripts are refused at apply and a runaway one
 // fails within its budget without holding up other templates.
 func TestCustomKindThroughTheInterpreter(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 	for _, m := range []string{"", "member1", "member2"} {
 		s.applyIn(m, crdYAML("Widget", "widgets")+"---\n"+crdYAML("Gadget", "gadgets"))
 	}

@@ -1,6 +1,9 @@
 // Package e2e drives the flotilla binary the way a user does: `flotilla up`,
 // kubectl, YAML. Tests run against real processes and real API servers.
 //
+// Tests marked extended (slow, or breaking what they run on) run only with
+// FLOTILLA_E2E=extended (make test-extended); the rest are the baseline.
+//
 // The binary comes from $FLOTILLA_BIN (make test builds it once for every
 // package); without it TestMain builds one.
 package e2e
@@ -16,6 +19,14 @@ import (
 
 // flotillaBin is the binary under test.
 var flotillaBin string
+
+// extended skips a slow or destructive test unless FLOTILLA_E2E=extended.
+func extended(t *testing.T) {
+	t.Helper()
+	if os.Getenv("FLOTILLA_E2E") != "extended" {
+		t.Skip("extended e2e: runs with FLOTILLA_E2E=extended (make test-extended)")
+	}
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse() // testing.Short needs the flags parsed
@@ -39,6 +50,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	stopSharedStacks()
 	cleanup()
 	os.Exit(code)
 }

@@ -14,7 +14,7 @@ import (
 // clusters once. Scaling updates them; a controller-manager restart
 // withdraws and duplicates nothing; deleting the export empties them.
 func TestServiceExportImport(t *testing.T) {
-	s := startStack(t, 3)
+	s := sharedStackOf(t, 3)
 	s.kubectl("", "create", "namespace", "mcs")
 	s.mustApply(t, "", deploymentYAML("mcs", "serve", 2, "nginx")+`---
 apiVersion: v1

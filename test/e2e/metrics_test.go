@@ -89,7 +89,7 @@ func (s *stack) rawMetricIn(cluster, path string) string {
 // shows it through metrics-server, and custom and external metrics are read
 // from the member's custom.metrics.k8s.io and external.metrics.k8s.io.
 func TestMemberMetrics(t *testing.T) {
-	s := startStack(t, 1)
+	s := sharedStackOf(t, 2)
 	s.kubectl("member1", "create", "namespace", "shop")
 	s.applyIn("member1", `apiVersion: apps/v1
 kind: Deployment

@@ -19,6 +19,7 @@ import (
 // gets the Service and the endpoints. The Service's own policy keeps its
 // placement throughout; the MultiClusterService only adds clusters.
 func TestMultiClusterServiceCrossCluster(t *testing.T) {
+	extended(t)
 	s := startStack(t, 4)
 	// member4 joins later: take it out now, keeping its Cluster object.
 	clusterYAML := regexp.MustCompile(`(?m)^\s*(uid|resourceVersion|creationTimestamp|generation):.*\n`).ReplaceAllString(
@@ -277,7 +278,7 @@ spec:
 // clusters and follow a scale-up, and deleting it releases the address
 // (the next one gets it).
 func TestMultiClusterServiceLoadBalancer(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 	s.mustApply(t, "", deploymentYAML("default", "foo", 4, "nginx")+`---
 apiVersion: v1
 kind: Service

@@ -15,7 +15,7 @@ import (
 // dry run creates nothing; what cannot be promoted is refused and changes
 // nothing.
 func TestPromote(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 	cp, _ := s.kubeconfig("")
 	promote := func(args ...string) (string, error) {
 		cmd := exec.Command(flotillaBin, append([]string{"promote", "--kubeconfig", cp}, args...)...)

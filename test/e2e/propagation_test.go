@@ -83,7 +83,7 @@ func (s *stack) mustApply(t *testing.T, member, yaml string) {
 }
 
 func TestPropagation(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 
 	t.Run("members are registered and Ready", func(t *testing.T) {
 		s.waitFor(t, "True True", "", "clusters", "-o", "jsonpath={.items[*].status.conditions[?(@.type=='Ready')].status}")
@@ -401,6 +401,7 @@ spec:
 	})
 
 	t.Run("unregistering a cluster removes its Works and what Flotilla created there", func(t *testing.T) {
+		s.markBroken()
 		s.kubectl("", "delete", "cluster", "member2", "--wait=false")
 		s.waitFor(t, "", "member2", "deploy", "nginx", "-o", "name")
 		s.waitFor(t, "", "", "ns", "karmada-es-member2", "-o", "name")
@@ -471,6 +472,7 @@ func (s *stack) killControllerManager(t *testing.T, check func() string) {
 }
 
 func TestKillDuringPropagation(t *testing.T) {
+	extended(t)
 	s := startStack(t, 2)
 	const n = 200
 	var b strings.Builder

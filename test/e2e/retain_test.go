@@ -11,7 +11,7 @@ import (
 // labels kept (they are immutable). A Deployment labelled retain-replicas
 // keeps the replica count its member set.
 func TestMemberOwnedFieldsAreKept(t *testing.T) {
-	s := startStack(t, 2)
+	s := sharedStackOf(t, 2)
 	s.kubectl("", "create", "namespace", "t")
 	s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
