@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Most tests run on a stack they share with others of the same member count: starting a
@@ -245,9 +244,7 @@ var controllerWritten = map[string]bool{
 }
 
 func (sh *sharedStack) list(cluster string) ([]object, error) {
-	kc, ctxName := (&stack{dataDir: sh.dataDir}).kubeconfig(cluster)
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kc}, &clientcmd.ConfigOverrides{CurrentContext: ctxName}).ClientConfig()
+	cfg, err := (&stack{dataDir: sh.dataDir}).restConfig(cluster)
 	if err != nil {
 		return nil, err
 	}

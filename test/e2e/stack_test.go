@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
@@ -92,13 +93,18 @@ func (s *stack) kubectl(member string, args ...string) string {
 
 func (s *stack) client(member string) kubernetes.Interface {
 	s.t.Helper()
-	kc, ctx := s.kubeconfig(member)
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kc}, &clientcmd.ConfigOverrides{CurrentContext: ctx}).ClientConfig()
+	cfg, err := s.restConfig(member)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// restConfig reaches the control plane ("") or a member through the stack's kubeconfigs.
+func (s *stack) restConfig(member string) (*rest.Config, error) {
+	kc, ctx := s.kubeconfig(member)
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kc}, &clientcmd.ConfigOverrides{CurrentContext: ctx}).ClientConfig()
 }
 
 // processes lists the live processes of the stack.
