@@ -99,7 +99,9 @@ func (p *problem) staticShares(selected []*candidate) ([]division.Share, error) 
 		matchers[i] = m
 	}
 	shares := make([]division.Share, len(selected))
-	var sum int64
+	// Whether any cluster weighs something, not the weights' sum: admitted weights can add up
+	// past int64, and a wrapped sum would wrongly fall back to equal weights.
+	weighed := false
 	for i, c := range selected {
 		shares[i] = division.Share{Cluster: c.cluster.Name, Previous: c.previous}
 		for j, m := range matchers {
@@ -107,9 +109,9 @@ func (p *problem) staticShares(selected []*candidate) ([]division.Share, error) 
 				shares[i].Weight = max(shares[i].Weight, list[j].Weight)
 			}
 		}
-		sum += shares[i].Weight
+		weighed = weighed || shares[i].Weight > 0
 	}
-	if sum <= 0 {
+	if !weighed {
 		for i := range shares {
 			shares[i].Weight = 1
 		}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,6 +80,11 @@ func TestStaticWeights(t *testing.T) {
 		{
 			name: "when no cluster matches any entry, all weigh the same",
 			in:   Input{Placement: place(staticWeights(weight(4, "elsewhere"))), Replicas: 4, Clusters: two},
+			want: targets("member1", 2, "member2", 2),
+		},
+		{
+			name: "weights whose sum passes int64 still leave an unlisted cluster without replicas",
+			in:   Input{Placement: place(staticWeights(weight(math.MaxInt64, "member1"), weight(math.MaxInt64, "member2"))), Replicas: 4, Clusters: three},
 			want: targets("member1", 2, "member2", 2),
 		},
 		{
