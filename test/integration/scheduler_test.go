@@ -20,6 +20,9 @@ var schedulerCases = []integrationCase{
 	placementCase("Divided placement by static weights 1:2 splits 6 replicas 2 and 4", 6,
 		func(b *policyBuilder) { b.to("member1", "member2").weighted(1, 2) },
 		[]workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 4}}),
+	placementCase("Divided placement by static weights 2:1 splits 2 replicas 1 and 1, by Webster's method as in Karmada", 2,
+		func(b *policyBuilder) { b.to("member1", "member2").weighted(2, 1) },
+		[]workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member2", Replicas: 1}}),
 	{
 		name: "a placement that no longer fits any cluster empties spec.clusters with Scheduled False, NoClusterFit",
 		run: func(e *env) {

@@ -75,7 +75,7 @@ func (p *problem) assign(selected []*candidate) ([]workv1alpha2.TargetCluster, e
 		if err != nil {
 			return nil, err
 		}
-		return division.Divide(p.in.Replicas, shares), nil
+		return division.Divide(p.in.Replicas, shares, p.ties()), nil
 	}
 	return p.divideByCapacity(selected)
 }
@@ -103,7 +103,7 @@ func (p *problem) staticShares(selected []*candidate) ([]division.Share, error) 
 	// past int64, and a wrapped sum would wrongly fall back to equal weights.
 	weighed := false
 	for i, c := range selected {
-		shares[i] = division.Share{Cluster: c.cluster.Name, Previous: c.previous}
+		shares[i] = division.Share{Cluster: c.cluster.Name}
 		for j, m := range matchers {
 			if m.Match(c.cluster) {
 				shares[i].Weight = max(shares[i].Weight, list[j].Weight)
@@ -201,7 +201,11 @@ func (p *problem) spread(n int64, clusters []*candidate, weight func(*candidate)
 	}
 	shares := make([]division.Share, len(clusters))
 	for i, c := range clusters {
-		shares[i] = division.Share{Cluster: c.cluster.Name, Weight: weight(c), Previous: c.previous}
+		shares[i] = division.Share{Cluster: c.cluster.Name, Weight: weight(c)}
 	}
-	return division.Divide(int32(n), shares), nil
+	return division.Divide(int32(n), shares, p.ties()), nil
 }
+
+// ties is the order in which division breaks ties for this resource: Karmada's, by the
+// template's UID (division.TiesFor).
+func (p *problem) ties() division.Ties { return division.TiesFor(string(p.in.Resource.UID)) }

@@ -41,9 +41,15 @@ func TestStaticWeights(t *testing.T) {
 			want: targets("member1", 4, "member2", 3, "member3", 3),
 		},
 		{
-			name: "1:1:1 with 10 replicas keeps the remainder where it was before",
-			in:   Input{Placement: place(evenly), Replicas: 10, Clusters: three, Previous: targets("member1", 3, "member2", 3, "member3", 4)},
+			name: "1:1:1 with 10 replicas gives the remainder by the template's UID, not by where it was before",
+			in: Input{Resource: workv1alpha2.ObjectReference{UID: "7a1f3c2e-0000-4000-8000-000000000002"},
+				Placement: place(evenly), Replicas: 10, Clusters: three, Previous: targets("member1", 4, "member2", 3, "member3", 3)},
 			want: targets("member1", 3, "member2", 3, "member3", 4),
+		},
+		{
+			name: "2:1 with 2 replicas gives 1 and 1, by Webster's method as in Karmada",
+			in:   Input{Placement: place(twoToOne), Replicas: 2, Clusters: two},
+			want: targets("member1", 1, "member2", 1),
 		},
 		{
 			name: "clusters left with no replicas are omitted",
@@ -179,7 +185,7 @@ func TestAggregated(t *testing.T) {
 					cluster("member2").resources(resources("cpu", "8", "memory", "4Gi", "pods", "110"), nil),
 				),
 			},
-			want: targets("member1", 5, "member2", 2),
+			want: targets("member1", 4, "member2", 3),
 		},
 		{
 			name: "an unchanged replica count keeps the previous assignment",
@@ -194,7 +200,7 @@ func TestAggregated(t *testing.T) {
 		{
 			name: "scaling up beyond the previous holders spills into the largest other cluster",
 			in:   Input{Placement: aggregated, Replicas: 9, Clusters: sized, Previous: targets("member3", 3)},
-			want: targets("member1", 5, "member3", 4),
+			want: targets("member1", 4, "member3", 5),
 		},
 		{
 			name: "scaling down keeps the largest previous holders",

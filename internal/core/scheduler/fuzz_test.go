@@ -257,10 +257,6 @@ func staticDivision(t *testing.T, in Input) []workv1alpha2.TargetCluster {
 	if err != nil {
 		t.Fatalf("Rejections: %v", err)
 	}
-	previous := map[string]int32{}
-	for _, tc := range in.Previous {
-		previous[tc.Name] += tc.Replicas
-	}
 	var list []policyv1alpha1.StaticClusterWeight
 	if wp := in.Placement.ReplicaScheduling.WeightPreference; wp != nil {
 		list = wp.StaticWeightList
@@ -271,7 +267,7 @@ func staticDivision(t *testing.T, in Input) []workv1alpha2.TargetCluster {
 		if slices.ContainsFunc(rejections, func(r Rejection) bool { return r.Cluster == c.Name }) {
 			continue
 		}
-		s := division.Share{Cluster: c.Name, Previous: previous[c.Name]}
+		s := division.Share{Cluster: c.Name}
 		for _, w := range list {
 			if slices.Contains(w.TargetCluster.ClusterNames, c.Name) {
 				s.Weight, named = max(s.Weight, w.Weight), true
@@ -284,5 +280,5 @@ func staticDivision(t *testing.T, in Input) []workv1alpha2.TargetCluster {
 			shares[i].Weight = 1
 		}
 	}
-	return division.Divide(in.Replicas, shares)
+	return division.Divide(in.Replicas, shares, division.TiesFor(string(in.Resource.UID)))
 }

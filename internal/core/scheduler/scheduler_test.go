@@ -32,7 +32,9 @@ func runScheduleCases(t *testing.T, cases []scheduleCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.in.Resource.Kind == "" {
+				uid := tc.in.Resource.UID
 				tc.in.Resource = deployment
+				tc.in.Resource.UID = uid
 			}
 			got, err := Schedule(tc.in)
 			if tc.wantErr != "" || tc.wantReason != "" {
