@@ -320,13 +320,14 @@ func (o *getOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	wg.Wait()
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	failed := 0
+	failed, reported := 0, 0
 	for i, a := range answers {
 		if a.err != nil {
 			failed++
 			if apierrors.IsNotFound(a.err) && name != "" {
 				continue // kubectl-like: reported below when no cluster has it
 			}
+			reported++
 			fmt.Fprintf(errOut, "error: cluster %s: %v\n", targets[i].name, a.err)
 		}
 	}
@@ -358,8 +359,13 @@ func (o *getOptions) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		_, err = out.Write(data)
-		return err
+		if _, err := out.Write(data); err != nil {
+			return err
+		}
+		if reported > 0 {
+			return errReported
+		}
+		return nil
 	}
 	merged := mergeTables(targets, answers, func(i int) *metav1.Table { return answers[i].table })
 	if len(merged.Rows) == 0 {
@@ -379,6 +385,9 @@ func (o *getOptions) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("no cluster answered")
 	} else if failed == len(targets) {
 		return fmt.Errorf("the cluster did not answer")
+	}
+	if reported > 0 {
+		return errReported // a partial answer: the others were printed, the failures named above
 	}
 	return nil
 }
@@ -532,10 +541,12 @@ metrics API is named on stderr and left out.`,
 			}
 			if len(rows) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "No resources found\n")
+				if failed > 0 {
+					return errReported
+				}
 				return nil
 			}
 			w := printers.GetNewTabWriter(cmd.OutOrStdout())
-			defer w.Flush()
 			if allNamespaces && what == "pods" {
 				fmt.Fprintln(w, "NAMESPACE\tNAME\tCLUSTER\tCPU(cores)\tMEMORY(bytes)")
 			} else {
@@ -547,6 +558,12 @@ metrics API is named on stderr and left out.`,
 				} else {
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.name, r.cluster, r.cpu, r.mem)
 				}
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if failed > 0 {
+				return errReported // the failed members are named above
 			}
 			return nil
 		},

@@ -143,11 +143,11 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if err := controlplane.Install(ctx, cfg, opts, func(s string) { fmt.Fprintf(out, "  %s\n", s) }); err != nil {
 		return err
 	}
-	next := "'flotilla controller-manager', 'flotilla scheduler'"
+	next := fmt.Sprintf("'%[1]s controller-manager', '%[1]s scheduler'", self())
 	if opts.Webhook != nil {
-		next += ", 'flotilla webhook'"
+		next += fmt.Sprintf(", '%s webhook'", self())
 	}
-	fmt.Fprintf(out, "Flotilla is installed. Next: run %s with this kubeconfig, then 'flotilla join' the members.\n", next)
+	fmt.Fprintf(out, "Flotilla is installed. Next: run %s with this kubeconfig, then '%s join' the members.\n", next, self())
 	return nil
 }
 

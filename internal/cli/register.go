@@ -113,8 +113,8 @@ func (o *registerOptions) run(cmd *cobra.Command) error {
 	if o.context != "" {
 		ctxFlag = " --context " + o.context
 	}
-	fmt.Fprintf(out, "cluster(%s) is registered successfully in Pull mode\n\nNext, run the agent next to the cluster:\n  flotilla agent --cluster-name %s --kubeconfig %s%s\n",
-		o.ClusterName, o.ClusterName, o.memberKubeconfigPath(), ctxFlag)
+	fmt.Fprintf(out, "cluster(%s) is registered successfully in Pull mode\n\nNext, run the agent next to the cluster:\n  %s agent --cluster-name %s --kubeconfig %s%s\n",
+		o.ClusterName, self(), o.ClusterName, o.memberKubeconfigPath(), ctxFlag)
 	return nil
 }
 

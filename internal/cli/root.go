@@ -81,12 +81,20 @@ func execute(root *cobra.Command, args []string, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	if errors.Is(err, errReported) {
+		return 1
+	}
 	fmt.Fprintln(stderr, "error:", err)
 	if ue := (usageError{}); errors.As(err, &ue) && cmd != nil {
 		fmt.Fprintf(stderr, "See '%s --help' for usage.\n", cmd.CommandPath())
 	}
 	return 1
 }
+
+// errReported is returned by a command that has already printed its errors (one per member
+// cluster that failed, as kubectl prints one per resource) and printed what the others
+// answered: Execute then only exits 1, as kubectl does after a partial failure.
+var errReported = errors.New("errors reported above")
 
 // usageError marks a mistake in how a command was called (flags or
 // arguments), as opposed to a failure while it ran.

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -151,5 +153,25 @@ func TestParseTaintsReadsKubectlSyntax(t *testing.T) {
 		if _, _, err := parseTaints([]string{bad}); err == nil {
 			t.Errorf("parseTaints(%q) accepted", bad)
 		}
+	}
+}
+
+// TestReportedErrorsExitOneWithoutMore checks the exit of a command that printed its own
+// errors beside a partial answer (get or top with one member unreachable): 1, as kubectl's
+// after a partial failure, and nothing printed again.
+func TestReportedErrorsExitOneWithoutMore(t *testing.T) {
+	root := NewRootCommand()
+	root.AddCommand(&cobra.Command{Use: "partial", RunE: func(cmd *cobra.Command, _ []string) error {
+		cmd.Println("NAME   CLUSTER")
+		cmd.PrintErrln("error: cluster member2: connection refused")
+		return fmt.Errorf("get: %w", errReported)
+	}})
+	var stdout, stderr bytes.Buffer
+	root.SetOut(&stdout)
+	if code := execute(root, []string{"partial"}, &stderr); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if got, want := stderr.String(), "error: cluster member2: connection refused\n"; got != want {
+		t.Errorf("stderr %q, want only what the command printed, %q", got, want)
 	}
 }

@@ -104,7 +104,7 @@ func (o *tokenCreateOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "flotilla register %s --token %s --discovery-token-ca-cert-hash %s\n", hostPort(cfg.Host), token, hash)
+	fmt.Fprintf(out, "%s register %s --token %s --discovery-token-ca-cert-hash %s\n", self(), hostPort(cfg.Host), token, hash)
 	return nil
 }
 

@@ -238,8 +238,8 @@ func (o *UpOptions) Run(out io.Writer) error {
 		return nil
 	}
 	if pid := localstack.Running(o.config.DataDir); pid != 0 {
-		return fmt.Errorf("a stack is already running from %s (flotilla up, pid %d); stop it with 'flotilla down --data-dir %s'",
-			o.config.DataDir, pid, o.config.DataDir)
+		return fmt.Errorf("a stack is already running from %s (flotilla up, pid %d); stop it with '%s down --data-dir %s'",
+			o.config.DataDir, pid, self(), o.config.DataDir)
 	}
 	if o.Detach {
 		return o.runDetached(out)
@@ -529,7 +529,7 @@ func (o *UpOptions) runDetached(out io.Writer) error {
 		st, _ := localstack.ReadState(dataDir)
 		if st.PID == child.Process.Pid && st.Phase == localstack.PhaseReady {
 			_, _ = io.Copy(out, follow)
-			fmt.Fprintf(out, "Running in the background (pid %d, log %s). Stop it with:\n  flotilla down --data-dir %s\n", st.PID, logPath, dataDir)
+			fmt.Fprintf(out, "Running in the background (pid %d, log %s). Stop it with:\n  %s down --data-dir %s\n", st.PID, logPath, self(), dataDir)
 			return nil
 		}
 		select {

@@ -81,6 +81,11 @@ func TestPullMode(t *testing.T) {
 	if !strings.HasPrefix(hash, "sha256:") {
 		t.Fatalf("token create --print-register-command printed %q", strings.Join(cmdLine, " "))
 	}
+	// The command runs as pasted: it names this binary as it was run, not a bare flotilla
+	// that may not be on $PATH.
+	if _, err := exec.LookPath(cmdLine[0]); err != nil {
+		t.Errorf("token create --print-register-command printed %q, whose %q does not run: %v", strings.Join(cmdLine, " "), cmdLine[0], err)
+	}
 	memberKC, _ := s.kubeconfig("member1")
 	cpKC, _ := s.kubeconfig("")
 	for _, c := range []struct{ token, hash, kubeconfig, context, want string }{
