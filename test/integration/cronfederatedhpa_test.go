@@ -115,11 +115,16 @@ func TestCronFederatedHPA(t *testing.T) {
 			t.Errorf("history %+v: want only appliedMinReplicas 5", run)
 		}
 		// A rule asking min 2 max 8 of a FederatedHPA at 5/10 writes both,
-		// in an order that never leaves min above max.
+		// in an order that never leaves min above max. The edited rule runs
+		// five minutes on, not at the old rule's next minute, so that its next
+		// run shows when the controller has seen the edit: a clock moved
+		// before that would make the controller plan the edited rule after it.
+		old := e.nextRunAfter("api", "floor", clk.Now())
 		update(e.env, e.controlPlane, &autoscalingv1alpha1.CronFederatedHPA{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: e.ns}}, func(c *autoscalingv1alpha1.CronFederatedHPA) {
-			c.Spec.Rules = []autoscalingv1alpha1.CronFederatedHPARule{rule("floor", "*/1 * * * *", nil, ptr.To[int32](2), ptr.To[int32](8))}
+			at := fmt.Sprintf("%d * * * *", (clk.Now().Minute()+5)%60)
+			c.Spec.Rules = []autoscalingv1alpha1.CronFederatedHPARule{rule("floor", at, nil, ptr.To[int32](2), ptr.To[int32](8))}
 		})
-		clk.SetTime(e.nextRunAfter("api", "floor", clk.Now()))
+		clk.SetTime(e.nextRunAfter("api", "floor", old))
 		e.waitBounds("api", 2, 8)
 	})
 

@@ -47,13 +47,19 @@ type mode struct {
 // `flotilla controller-manager` runs by default, then all off, the plain
 // level-based controllers, which must converge to the same state.
 var modes = []mode{
-	{name: "fast-paths-on", suffix: "on", fastPaths: fastpath.All(), featureGates: preemptionOn},
-	{name: "fast-paths-off", suffix: "off", fastPaths: fastpath.Options{}, featureGates: preemptionOn},
+	{name: "fast-paths-on", suffix: "on", fastPaths: fastpath.All(), featureGates: preemptionOn + "," + multiClusterServiceOn},
+	{name: "fast-paths-off", suffix: "off", fastPaths: fastpath.Options{}, featureGates: preemptionOn + "," + multiClusterServiceOn},
 }
 
 // preemptionOn turns Karmada's policy preemption on: TestControllers runs
 // the preemption cases (TestControllersWithPreemptionOff the gate's default).
 const preemptionOn = "PropagationPolicyPreemption=true"
+
+// multiClusterServiceOn turns the MultiClusterService gate on (alpha, off by
+// default; `flotilla up` turns it on), for the multiclusterservice and
+// endpointsliceDispatch controllers that the multiclusterservice cases
+// check.
+const multiClusterServiceOn = "MultiClusterService=true"
 
 // integrationCase is one behaviour of one controller. It runs in a
 // namespace of its own, synced to both members before it starts.
@@ -79,6 +85,12 @@ func suites() []suite {
 		{"status", statusCases},
 		{"dependencies", dependencyCases},
 		{"namespace", namespaceCases},
+		{"validation", validationCases},
+		{"workloadrebalancer", workloadRebalancerCases},
+		{"serviceexport", serviceExportCases},
+		{"endpointslice", endpointSliceCases},
+		{"serviceimport", serviceImportCases},
+		{"multiclusterservice", multiClusterServiceCases},
 	}
 }
 
