@@ -145,7 +145,7 @@ func TestEveryControllerUsesTheSharedQueueOptions(t *testing.T) {
 		}
 		built := strings.Count(string(src), "NewControllerManagedBy(") + strings.Count(string(src), "controller.New(")
 		if opts := strings.Count(string(src), "queue.Options("); opts < built {
-			t.Errorf("%s builds %d controllers with %d queue.Options: give each WithOptions(queue.Options(workers))", f.path, built, opts)
+			t.Errorf("%s builds %d controllers with %d queue.Options: give each WithOptions(queue.Options(mgr, workers))", f.path, built, opts)
 		}
 	}
 }

@@ -226,6 +226,9 @@ func Run(ctx context.Context, o Options) error {
 		"preemption", features.Or(o.Features).Enabled(features.PropagationPolicyPreemption), "propagateDeps", features.Or(o.Features).Enabled(features.PropagateDeps),
 		"multiClusterService", features.Or(o.Features).Enabled(features.MultiClusterService))
 	counted := health.Counting(mgr)
+	if shared.detectorRuns() {
+		shared.detector.FirstListsReleased = counted.Queues().FirstListsReleased
+	}
 	for _, b := range builders {
 		if !shared.on[b.name] {
 			continue
@@ -242,7 +245,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// After a restart, re-checking what the first lists found waits until
 	// every controller runs, so that their start is not slowed by it.
-	queue.HoldFirstListsUntilRunning(counted.Controllers(), queue.FirstListsHoldMax)
+	counted.Queues().HoldFirstListsUntilRunning(counted.Controllers(), queue.FirstListsHoldMax)
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
 		if err := health.Add(counted, o.LeaderElect); err != nil {
 			return err

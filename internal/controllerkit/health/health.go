@@ -24,14 +24,19 @@ const CacheSyncWait = time.Second
 var errNotSynced = errors.New("the informer caches have not synced yet")
 
 // Manager is a controller-runtime manager that counts the controllers set
-// up through it (pass it to SetupWithManager), for Add's readiness check.
+// up through it (pass it to SetupWithManager), for Add's readiness check,
+// and owns their queues' Group (queue.Options finds it through Queues).
 type Manager struct {
 	manager.Manager
 	controllers int
+	queues      *queue.Group
 }
 
-// Counting wraps mgr.
-func Counting(mgr manager.Manager) *Manager { return &Manager{Manager: mgr} }
+// Counting wraps mgr, with a new queue.Group.
+func Counting(mgr manager.Manager) *Manager { return &Manager{Manager: mgr, queues: queue.NewGroup()} }
+
+// Queues is the Group of the queues of the controllers set up through m.
+func (m *Manager) Queues() *queue.Group { return m.queues }
 
 // Controllers is how many controllers have been set up through m.
 func (m *Manager) Controllers() int { return m.controllers }
@@ -72,7 +77,7 @@ func Add(m *Manager, leaderElection bool) error {
 		close(led)
 		leading = led
 	}
-	if err := m.AddReadyzCheck("controllers", ControllersRunning(leading, m.controllers, queue.RunningControllers)); err != nil {
+	if err := m.AddReadyzCheck("controllers", ControllersRunning(leading, m.controllers, m.queues.Running)); err != nil {
 		return fmt.Errorf("add readiness check: %w", err)
 	}
 	return nil

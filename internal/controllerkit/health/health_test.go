@@ -127,7 +127,7 @@ func TestLeadingBeforeControllersStart(t *testing.T) {
 	m := newCountingManager(t)
 	src := syncGate{synced: make(chan struct{})}
 	if err := builder.ControllerManagedBy(m).Named("leading-test").WatchesRawSource(src).
-		WithOptions(queue.Options(1)).Complete(noop); err != nil {
+		WithOptions(queue.Options(m, 1)).Complete(noop); err != nil {
 		t.Fatal(err)
 	}
 	leading, err := leadership(m)
@@ -142,10 +142,7 @@ func TestLeadingBeforeControllersStart(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the leadership marker never started")
 	}
-	// The counter the manager's check reads, less what other tests of this
-	// process left running.
-	others := queue.RunningControllers()
-	check := ControllersRunning(leading, m.controllers, func() int { return queue.RunningControllers() - others })
+	check := ControllersRunning(leading, m.controllers, m.queues.Running)
 	req := httptest.NewRequest("GET", "/readyz", nil)
 	if err := check(req); err == nil {
 		t.Error("ready while the only controller waits for its first list")

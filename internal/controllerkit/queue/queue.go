@@ -7,12 +7,10 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Back-off bounds of a failing item: the first retry after BaseDelay,
@@ -35,14 +33,6 @@ const ConflictRetry = 5 * time.Millisecond
 // item is still slowed by its own back-off.
 func RateLimiter[T comparable]() workqueue.TypedRateLimiter[T] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[T](BaseDelay, MaxDelay)
-}
-
-// Options gives a controller `workers` parallel reconcilers, RateLimiter,
-// and controller-runtime's priority queue, whose first use by a worker
-// counts the controller in RunningControllers. Every Flotilla controller is
-// built with it (the controller manager's readiness counts on that).
-func Options(workers int) controller.Options {
-	return controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter[reconcile.Request](), NewQueue: newQueue}
 }
 
 // StatusPriority is the priority of a re-check that only reports status

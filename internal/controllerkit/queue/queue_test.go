@@ -46,31 +46,35 @@ func TestNotInitialListDropsOnlyFirstListCreates(t *testing.T) {
 // A controller counts as running from its workers' first Get to its queue's
 // shutdown.
 func TestRunningFromFirstGetToShutDown(t *testing.T) {
-	q := newQueue("running-test", RateLimiter[reconcile.Request]())
-	before := RunningControllers()
+	g := NewGroup()
+	q := g.newQueue("running-test", RateLimiter[reconcile.Request]())
 	q.Add(reconcile.Request{})
-	if got := RunningControllers(); got != before {
-		t.Fatalf("running before any Get: %d, want %d", got, before)
+	if got := g.Running(); got != 0 {
+		t.Fatalf("running before any Get: %d, want 0", got)
 	}
 	pq := q.(priorityqueue.PriorityQueue[reconcile.Request])
 	if _, _, shutdown := pq.GetWithPriority(); shutdown {
 		t.Fatal("queue shut down")
 	}
-	if got := RunningControllers(); got != before+1 {
-		t.Errorf("running after the first Get: %d, want %d", got, before+1)
+	if got := g.Running(); got != 1 {
+		t.Errorf("running after the first Get: %d, want 1", got)
+	}
+	if other := NewGroup(); other.Running() != 0 {
+		t.Errorf("another Group counts %d running, want 0: a Group is one manager's", other.Running())
 	}
 	q.ShutDown()
-	if got := RunningControllers(); got != before {
-		t.Errorf("running after ShutDown: %d, want %d", got, before)
+	if got := g.Running(); got != 0 {
+		t.Errorf("running after ShutDown: %d, want 0", got)
 	}
 }
 
 // While the hold is on, what first lists found waits and real changes do
 // not; once every controller runs, the held items come out.
 func TestHoldKeepsFirstListsUntilEveryControllerRuns(t *testing.T) {
-	HoldFirstListsUntilRunning(RunningControllers()+2, time.Minute)
-	a := newQueue("hold-a", RateLimiter[reconcile.Request]()).(*markingQueue)
-	b := newQueue("hold-b", RateLimiter[reconcile.Request]()).(*markingQueue)
+	g := NewGroup()
+	g.HoldFirstListsUntilRunning(2, time.Minute)
+	a := g.newQueue("hold-a", RateLimiter[reconcile.Request]()).(*markingQueue)
+	b := g.newQueue("hold-b", RateLimiter[reconcile.Request]()).(*markingQueue)
 	defer a.ShutDown()
 	defer b.ShutDown()
 	listed := reconcile.Request{NamespacedName: types.NamespacedName{Name: "listed"}}
@@ -97,7 +101,7 @@ func TestHoldKeepsFirstListsUntilEveryControllerRuns(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 	select {
-	case <-FirstListsReleased():
+	case <-g.FirstListsReleased():
 		t.Fatal("released before every controller runs")
 	default:
 	}
@@ -110,13 +114,14 @@ func TestHoldKeepsFirstListsUntilEveryControllerRuns(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the held item did not come out once every controller ran")
 	}
-	<-FirstListsReleased()
+	<-g.FirstListsReleased()
 }
 
 // Should a controller never start, the hold ends after its bound.
 func TestHoldEndsAfterItsBound(t *testing.T) {
-	HoldFirstListsUntilRunning(RunningControllers()+2, 100*time.Millisecond)
-	a := newQueue("hold-bound", RateLimiter[reconcile.Request]())
+	g := NewGroup()
+	g.HoldFirstListsUntilRunning(2, 100*time.Millisecond)
+	a := g.newQueue("hold-bound", RateLimiter[reconcile.Request]())
 	defer a.ShutDown()
 	listed := reconcile.Request{NamespacedName: types.NamespacedName{Name: "listed"}}
 	AddInitial(a, 0, listed)
@@ -132,11 +137,12 @@ func TestHoldEndsAfterItsBound(t *testing.T) {
 	}
 }
 
-// A second hold (several managers in one process) first hands back what the
-// one before it kept: nothing held is lost.
+// A second hold first hands back what the one before it kept: nothing held
+// is lost.
 func TestHoldCalledAgainLosesNothing(t *testing.T) {
-	HoldFirstListsUntilRunning(RunningControllers()+5, time.Minute)
-	a := newQueue("hold-again", RateLimiter[reconcile.Request]())
+	g := NewGroup()
+	g.HoldFirstListsUntilRunning(5, time.Minute)
+	a := g.newQueue("hold-again", RateLimiter[reconcile.Request]())
 	defer a.ShutDown()
 	listed := reconcile.Request{NamespacedName: types.NamespacedName{Name: "listed"}}
 	AddInitial(a, 0, listed)
@@ -147,8 +153,8 @@ func TestHoldCalledAgainLosesNothing(t *testing.T) {
 		t.Fatalf("%v handed out during the first hold", item)
 	case <-time.After(200 * time.Millisecond):
 	}
-	HoldFirstListsUntilRunning(RunningControllers()+1, time.Minute)
-	b := newQueue("hold-again-b", RateLimiter[reconcile.Request]())
+	g.HoldFirstListsUntilRunning(2, time.Minute)
+	b := g.newQueue("hold-again-b", RateLimiter[reconcile.Request]())
 	defer b.ShutDown()
 	go b.Get() // enough controllers run for the second hold
 	select {

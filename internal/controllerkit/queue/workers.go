@@ -10,61 +10,39 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// running holds, process-wide, the names of the controllers built with
-// Options whose workers are running: a controller's workers ask its queue
-// for their first item as soon as they start, which is after every watch
-// of the controller has replayed its informer's first list. The name leaves
-// when the queue shuts down (the controller stopped). controller-runtime
-// keeps controller names unique in a process, so the name is the key.
-var running = struct {
-	sync.Mutex
-	names map[string]bool
-}{names: map[string]bool{}}
-
-// RunningControllers returns how many controllers built with Options have
-// started their workers and not stopped since.
-func RunningControllers() int {
-	running.Lock()
-	defer running.Unlock()
-	return len(running.names)
-}
-
-// newQueue is controller-runtime's default queue (a priority queue with
-// the controller's rate limiter) that marks the controller running when a
-// worker first asks it for an item.
-func newQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+// newQueue is controller-runtime's default queue (a priority queue with the controller's rate
+// limiter) that marks the controller running in g when a worker first asks it for an item: a
+// controller's workers do so as soon as they start, which is after every watch of the
+// controller has replayed its informer's first list. It marks the controller stopped when it
+// shuts down.
+func (g *Group) newQueue(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 	return &markingQueue{
 		PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
 			o.RateLimiter = limiter
 			o.Log = ctrllog.Log.WithValues("controller", name)
 		}),
-		name: name,
+		name:  name,
+		group: g,
 	}
 }
 
-// markingQueue is a priority queue whose first Get marks its controller
-// running and whose ShutDown marks it stopped.
+// markingQueue is a priority queue whose first Get marks its controller running and whose
+// ShutDown marks it stopped.
 type markingQueue struct {
 	priorityqueue.PriorityQueue[reconcile.Request]
-	name string
-	once sync.Once
-	// held are the first lists' items kept back (see hold.go); guarded by
-	// hold's lock.
+	name  string
+	group *Group
+	once  sync.Once
+	// held are the first lists' items kept back (see Group); guarded by group.mu.
 	held map[reconcile.Request]struct{}
 }
 
 func (q *markingQueue) mark() {
-	q.once.Do(func() {
-		running.Lock()
-		running.names[q.name] = true
-		n := len(running.names)
-		running.Unlock()
-		started(n)
-	})
+	q.once.Do(func() { q.group.started(q.name) })
 }
 
-// GetWithPriority is what controller-runtime's workers call. While the
-// hold is on, items of the first lists are set aside instead of handed out.
+// GetWithPriority is what controller-runtime's workers call. While the hold is on, items of
+// the first lists are set aside instead of handed out.
 func (q *markingQueue) GetWithPriority() (reconcile.Request, int, bool) {
 	q.mark()
 	for {
@@ -81,19 +59,12 @@ func (q *markingQueue) Get() (reconcile.Request, bool) {
 	return item, shutdown
 }
 
-// unmark marks the controller stopped.
-func (q *markingQueue) unmark() {
-	running.Lock()
-	delete(running.names, q.name)
-	running.Unlock()
-}
-
 func (q *markingQueue) ShutDown() {
-	q.unmark()
+	q.group.stopped(q.name)
 	q.PriorityQueue.ShutDown()
 }
 
 func (q *markingQueue) ShutDownWithDrain() {
-	q.unmark()
+	q.group.stopped(q.name)
 	q.PriorityQueue.ShutDownWithDrain()
 }

@@ -128,7 +128,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// the same workload: warn now, not at the next run.
 		Watches(&autoscalingv1alpha1.FederatedHPA{}, handler.EnqueueRequestsFromMapFunc(r.sameTarget),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(queue.Options(maxConcurrentRuns)).
+		WithOptions(queue.Options(mgr, maxConcurrentRuns)).
 		Complete(r)
 }
 

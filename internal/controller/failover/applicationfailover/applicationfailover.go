@@ -64,7 +64,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName(ControllerName)).
 		For(r.Kind.Empty()).
-		WithOptions(queue.Options(2)).
+		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
 }
 

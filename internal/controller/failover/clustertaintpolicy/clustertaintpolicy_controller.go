@@ -63,7 +63,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				all(ctx, q)
 			},
 		}).
-		WithOptions(queue.Options(2)).
+		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
 }
 

@@ -93,7 +93,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName(ControllerName)).
 		For(r.Kind.Empty(), builder.WithPredicates(hasTasks, predicate.Funcs{DeleteFunc: func(event.DeleteEvent) bool { return false }})).
-		WithOptions(queue.Options(2)).
+		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
 }
 

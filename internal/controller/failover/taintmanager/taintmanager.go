@@ -74,7 +74,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				}
 			},
 		}, builder.WithPredicates(queue.NotInitialList)).
-		WithOptions(queue.Options(64)).
+		WithOptions(queue.Options(mgr, 64)).
 		Complete(r)
 }
 

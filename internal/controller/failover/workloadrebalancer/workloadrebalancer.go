@@ -40,7 +40,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&appsv1alpha1.WorkloadRebalancer{}).
-		WithOptions(queue.Options(1)).
+		WithOptions(queue.Options(mgr, 1)).
 		Complete(r)
 }
 

@@ -67,7 +67,7 @@ var _ reconcile.Reconciler = &Reconciler{}
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&certificatesv1.CertificateSigningRequest{}).
-		WithOptions(queue.Options(1)).
+		WithOptions(queue.Options(mgr, 1)).
 		Complete(r)
 }
 

@@ -118,7 +118,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Named("cluster-status")
 		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.Agent }))
 	}
-	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).WithOptions(queue.Options(1)).Complete(r)
+	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).WithOptions(queue.Options(mgr, 1)).Complete(r)
 }
 
 func (r *Reconciler) now() time.Time {

@@ -48,7 +48,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&workv1alpha1.Work{}, builder.WithPredicates(collected)).
-		WithOptions(queue.Options(4)).
+		WithOptions(queue.Options(mgr, 4)).
 		Complete(r)
 }
 

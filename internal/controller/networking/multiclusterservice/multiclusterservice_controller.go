@@ -123,7 +123,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&workv1alpha1.Work{}, worksOf(mcs.Marker, mcs.Collected), labelled).
 		WatchesRawSource(r.feed.Source()).
-		WithOptions(queue.Options(4)).
+		WithOptions(queue.Options(mgr, 4)).
 		Complete(r)
 }
 

@@ -127,7 +127,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return workKeys(o)
 		}), builder.WithPredicates(ours)).
 		WatchesRawSource(r.feed.Source()).
-		WithOptions(queue.Options(4)).
+		WithOptions(queue.Options(mgr, 4)).
 		Complete(r)
 }
 

@@ -58,7 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 		})).
-		WithOptions(queue.Options(2)).
+		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
 }
 

@@ -112,7 +112,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// back changes which Works can exist.
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.bindingsIn),
 			builder.WithPredicates(queue.NotInitialList, predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		WithOptions(queue.Options(8)).
+		WithOptions(queue.Options(mgr, 8)).
 		Complete(r)
 }
 

@@ -138,7 +138,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(selfAndRequirers), builder.WithPredicates(bindingChanged)).
 		WatchesRawSource(r.feed.Source()).
-		WithOptions(queue.Options(4)).
+		WithOptions(queue.Options(mgr, 4)).
 		Complete(r)
 }
 

@@ -59,6 +59,10 @@ type watched struct {
 type Detector struct {
 	// Client reads policies and bindings from the manager's cache and writes bindings.
 	Client client.Client
+	// FirstListsReleased, when set, is closed once the controllers' first-list re-checks
+	// are no longer held (queue.Group.FirstListsReleased of the manager): the backlog of
+	// templates found by the detector's own first lists waits for it too.
+	FirstListsReleased func() <-chan struct{}
 	// Cache is the manager's cache, used to subscribe to policy events.
 	Cache     crcache.Cache
 	Dynamic   dynamic.Interface
@@ -639,11 +643,13 @@ const backlogPoll = 2 * time.Millisecond
 // from here later: one more check that writes nothing.
 func (d *Detector) feedBacklog(ctx context.Context) {
 	// Like the controllers' first-list re-checks, the backlog waits until
-	// every controller of the process runs (queue's hold).
-	select {
-	case <-queue.FirstListsReleased():
-	case <-ctx.Done():
-		return
+	// every controller of the process runs (queue.Group's hold).
+	if d.FirstListsReleased != nil {
+		select {
+		case <-d.FirstListsReleased():
+		case <-ctx.Done():
+			return
+		}
 	}
 	for {
 		key, quit := d.backlog.Get()

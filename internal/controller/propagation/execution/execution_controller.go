@@ -253,7 +253,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 		})).
 		WatchesRawSource(r.wakeup.Source()).
-		WithOptions(queue.Options(16)).
+		WithOptions(queue.Options(mgr, 16)).
 		Complete(r)
 }
 

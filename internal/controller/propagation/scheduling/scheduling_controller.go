@@ -95,7 +95,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 		}, builder.WithPredicates(queue.NotInitialList)).
-		WithOptions(queue.Options(4)).
+		WithOptions(queue.Options(mgr, 4)).
 		Complete(r)
 }
 

@@ -114,7 +114,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return binding.WorkOwner(o, r.Kind)
 		})).
 		WatchesRawSource(r.wakeup.Source()).
-		WithOptions(queue.Options(8)).
+		WithOptions(queue.Options(mgr, 8)).
 		Complete(r)
 }
 

@@ -52,7 +52,7 @@ func Kinds(c client.Client, rec record.EventRecorder) []*Reconciler {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named(r.Name).For(r.New()).WithOptions(queue.Options(1)).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).Named(r.Name).For(r.New()).WithOptions(queue.Options(mgr, 1)).Complete(r)
 }
 
 // Reconcile validates one object and reports a changed verdict as an event.
