@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -79,14 +81,22 @@ func (o *webhookOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	servingCert, certReloader, err := admissionwebhook.ServingCertificate(filepath.Join(o.certDir, o.certName), filepath.Join(o.certDir, o.keyName), ctrl.Log.WithName("webhook"))
+	if err != nil {
+		return fmt.Errorf("%w (set --cert-dir to the directory 'flotilla install --webhook-cert-dir' issued the certificate into)", err)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 controlplane.NewScheme(),
-		WebhookServer:          webhook.NewServer(webhook.Options{Host: o.bindAddress, Port: o.securePort, CertDir: o.certDir, CertName: o.certName, KeyName: o.keyName}),
+		Scheme: controlplane.NewScheme(),
+		WebhookServer: webhook.NewServer(webhook.Options{Host: o.bindAddress, Port: o.securePort,
+			TLSOpts: []func(*tls.Config){servingCert}}),
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.healthAddr,
 	})
 	if err != nil {
 		return fmt.Errorf("start the webhook: %w", err)
+	}
+	if err := mgr.Add(certReloader); err != nil {
+		return err
 	}
 	// Asking the manager for its webhook server is what makes it serve.
 	server := mgr.GetWebhookServer()
