@@ -36,9 +36,15 @@ import (
 type promoteOptions struct {
 	kubeconfig, context string
 	namespace, cluster  string
-	policyName, output  string
-	dependencies        bool
-	dryRun              bool
+	// clusterKubeconfig and clusterContext reach the member directly (karmadactl's
+	// --cluster-kubeconfig and --cluster-context); empty, through the credentials the control
+	// plane holds for it.
+	clusterKubeconfig, clusterContext string
+	policyName, output                string
+	dependencies                      bool
+	dryRun                            bool
+	// autoCreatePolicy is karmadactl's --auto-create-policy: false creates the templates only.
+	autoCreatePolicy bool
 
 	kind, name  string
 	out, errOut io.Writer
@@ -79,6 +85,12 @@ plane instead of the new one, or the cluster is not joined.`,
   # Print what would be created, as a YAML stream, and create nothing
   flotilla promote deployments.apps web -n shop -C member1 --dependencies --dry-run -o yaml
 
+  # Read the object from the member with its own kubeconfig, as karmadactl does
+  flotilla promote deployment web -n shop -C member1 --cluster-kubeconfig member1.config --cluster-context member1
+
+  # The template only: place it with a policy of your own
+  flotilla promote deployment web -n shop -C member1 --auto-create-policy=false
+
   # A cluster-scoped object gets a ClusterPropagationPolicy, here named by you
   flotilla promote clusterrole reader -C member2 --policy-name reader-from-member2`,
 		Args: cobra.ExactArgs(2),
@@ -95,7 +107,12 @@ plane instead of the new one, or the cluster is not joined.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: $KUBECONFIG, else ~/.flotilla/karmada.config as written by 'flotilla up', else ~/.kube/config)")
-	f.StringVar(&o.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
+	f.StringVar(&o.context, "karmada-context", "", "kubeconfig context of the control plane (default: the current context)")
+	f.StringVar(&o.context, "context", "", "kubeconfig context of the control plane")
+	_ = f.MarkDeprecated("context", "use --karmada-context, as karmadactl does")
+	f.StringVar(&o.clusterKubeconfig, "cluster-kubeconfig", "", "kubeconfig of the member cluster, to read the object from it directly (default: through the credentials the control plane holds for the cluster)")
+	f.StringVar(&o.clusterContext, "cluster-context", "", "context of --cluster-kubeconfig (default: its current context)")
+	f.BoolVar(&o.autoCreatePolicy, "auto-create-policy", true, "create the PropagationPolicy (ClusterPropagationPolicy for a cluster-scoped kind) that places the templates on the member; false creates the templates only")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace of the object (default: the context's namespace, else default); ignored for cluster-scoped kinds")
 	f.StringVarP(&o.cluster, "cluster", "C", "", "member cluster the object runs in (required)")
 	f.StringVar(&o.policyName, "policy-name", "", "name of the policy created for the object (default: Karmada's <name>-<hash>); dependencies keep generated names")
@@ -115,6 +132,9 @@ func (o *promoteOptions) Complete(args []string) error {
 func (o *promoteOptions) Validate() error {
 	if o.cluster == "" {
 		return errors.New("the member cluster is required: add -C <cluster> (list them with 'kubectl get clusters')")
+	}
+	if o.clusterContext != "" && o.clusterKubeconfig == "" {
+		return errors.New("--cluster-context names a context of --cluster-kubeconfig: add --cluster-kubeconfig")
 	}
 	if o.output != "" && o.output != "yaml" {
 		return fmt.Errorf("unknown output format %q: the only one is yaml (-o yaml)", o.output)
@@ -150,9 +170,9 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 	if err := checkJoined(ctx, cp, o.cluster); err != nil {
 		return err
 	}
-	member, err := (&registry.Registry{Reader: cp}).Get(ctx, o.cluster)
+	memberDynamic, err := o.memberClient(ctx, cp)
 	if err != nil {
-		return fmt.Errorf("connect to member cluster %s: %w", o.cluster, err)
+		return err
 	}
 	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
 	ns := ""
@@ -163,7 +183,7 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 		}
 	}
 
-	obj, err := getFrom(ctx, member.Dynamic, mapping.Resource, ns, o.name)
+	obj, err := getFrom(ctx, memberDynamic, mapping.Resource, ns, o.name)
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s not found in member cluster %s: check the name, the kind and the namespace (-n)", describe(mapping, ns, o.name), o.cluster)
 	} else if err != nil {
@@ -186,7 +206,7 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 	policies := []promotedObject{policyFor(policyName, o.cluster, ns, obj)}
 
 	if o.dependencies {
-		deps, err := o.dependenciesOf(ctx, obj, ns, member.Dynamic, dyn)
+		deps, err := o.dependenciesOf(ctx, obj, ns, memberDynamic, dyn)
 		if err != nil {
 			return err
 		}
@@ -199,6 +219,9 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 		}
 		templates = append(depTemplates, templates...)
 	}
+	if !o.autoCreatePolicy {
+		policies = nil
+	}
 	for _, p := range policies {
 		if _, err := getFrom(ctx, dyn, p.gvr, p.obj.GetNamespace(), p.obj.GetName()); err == nil {
 			return fmt.Errorf("%s %s already exists on the control plane: delete it, or name the new policy with --policy-name", p.obj.GetKind(), key(p.obj))
@@ -207,8 +230,10 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 		}
 	}
 
-	if err := checkClaims(ctx, cp, ns, templates, policies); err != nil {
-		return err
+	if len(policies) > 0 {
+		if err := checkClaims(ctx, cp, ns, templates, policies); err != nil {
+			return err
+		}
 	}
 
 	var create []promotedObject
@@ -227,6 +252,23 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 	// by the best policy that exists then.
 	create = append(append(create, policies...), templates...)
 	return o.createAll(ctx, dyn, create)
+}
+
+// memberClient reads the member: with --cluster-kubeconfig directly, else through the
+// credentials the control plane holds for the cluster.
+func (o *promoteOptions) memberClient(ctx context.Context, cp client.Client) (dynamic.Interface, error) {
+	if o.clusterKubeconfig == "" {
+		member, err := (&registry.Registry{Reader: cp}).Get(ctx, o.cluster)
+		if err != nil {
+			return nil, fmt.Errorf("connect to member cluster %s: %w", o.cluster, err)
+		}
+		return member.Dynamic, nil
+	}
+	cfg, err := loadKubeconfig(o.clusterKubeconfig, o.clusterContext)
+	if err != nil {
+		return nil, fmt.Errorf("load the member cluster's kubeconfig (--cluster-kubeconfig %s): %w", o.clusterKubeconfig, err)
+	}
+	return dynamic.NewForConfig(cfg)
 }
 
 // checkClaims refuses to promote when a policy already on the control plane

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
 	hashutil "k8s.io/kubernetes/pkg/util/hash"
+	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
@@ -40,7 +41,9 @@ type Target struct {
 
 // PropagationPolicy returns the policy that places target, a namespaced
 // template, on cluster and adopts the member's copy (conflictResolution
-// Overwrite), named name in the target's namespace.
+// Overwrite), keeping it there should the template be deleted
+// (preserveResourcesOnDeletion), named name in the target's namespace, as
+// karmadactl promote writes it.
 func PropagationPolicy(name, cluster string, target Target) *policyv1alpha1.PropagationPolicy {
 	return &policyv1alpha1.PropagationPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: policyv1alpha1.SchemeGroupVersion.String(), Kind: "PropagationPolicy"},
@@ -65,5 +68,8 @@ func spec(cluster string, t Target) policyv1alpha1.PropagationSpec {
 			ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}},
 		},
 		ConflictResolution: policyv1alpha1.ConflictOverwrite,
+		// As karmadactl promote: deleting the promoted template later leaves the object
+		// running in the member, where it came from.
+		PreserveResourcesOnDeletion: ptr.To(true),
 	}
 }

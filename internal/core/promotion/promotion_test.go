@@ -144,7 +144,8 @@ func TestPolicies(t *testing.T) {
 		t.Errorf("policy %s %s/%s", pp.Kind, pp.Namespace, pp.Name)
 	}
 	s := pp.Spec
-	if s.ConflictResolution != "Overwrite" || len(s.ResourceSelectors) != 1 || s.ResourceSelectors[0].Name != "web" ||
+	if s.ConflictResolution != "Overwrite" || s.PreserveResourcesOnDeletion == nil || !*s.PreserveResourcesOnDeletion ||
+		len(s.ResourceSelectors) != 1 || s.ResourceSelectors[0].Name != "web" ||
 		s.Placement.ClusterAffinity == nil || !cmp.Equal(s.Placement.ClusterAffinity.ClusterNames, []string{"member1"}) {
 		t.Errorf("spec %+v", s)
 	}
