@@ -15,7 +15,7 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' charts/flotilla/Chart.yaml)
 IMAGE ?= ghcr.io/flotilla-io/flotilla
 
-.PHONY: build test test-extended verify lint unit unit-race fuzz integration e2e generate verify-generated up bench image clean
+.PHONY: build test test-extended verify lint unit fuzz integration e2e generate verify-generated up bench image clean
 
 ## build: compile the single flotilla binary into bin/
 build:
@@ -35,7 +35,7 @@ up: build
 # The tiers of tests (docs/development.md). Each has one purpose; `make test` runs them in
 # order, prints each one's time, and is what CI runs.
 #   verify       generated files, gofmt, go vet, golangci-lint (.golangci.yml)
-#   unit         every pure test (no API server of its own); `make unit-race` with the race detector
+#   unit         every pure test (no API server of its own), with the race detector
 #   fuzz         each fuzz target for FUZZTIME (the seed corpora also run in unit)
 #   integration  the controllers in-process against real API servers (test/integration)
 #   e2e          the baseline end-to-end tests through `flotilla up` (test/e2e)
@@ -64,12 +64,8 @@ lint: $(LINT)
 $(LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
-## unit: every pure test (-short skips what needs a stack)
+## unit: every pure test (-short skips what needs a stack), with the race detector
 unit:
-	$(GO) test -count=1 -short -timeout 10m $(UNIT_PKGS)
-
-## unit-race: the unit tier with the race detector
-unit-race:
 	$(GO) test -count=1 -short -race -timeout 20m $(UNIT_PKGS)
 
 ## fuzz: each fuzz target for FUZZTIME (longer runs: docs/development.md)
