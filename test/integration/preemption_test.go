@@ -255,17 +255,27 @@ func (e *env) stillClaimedAfterAChange(tmpl *appsv1.Deployment, claimed func(cli
 // message contains every one of parts.
 func (e *env) waitEvent(name, reason string, parts ...string) {
 	e.Helper()
+	e.waitEventWhere(name, reason, func(*corev1.Event) bool { return true }, parts...)
+}
+
+// waitEventWhere is waitEvent for the events that also satisfy match (a source, a type).
+func (e *env) waitEventWhere(name, reason string, match func(*corev1.Event) bool, parts ...string) {
+	e.Helper()
 	e.eventually(reason+" on "+name, func() (bool, string) {
 		list := &corev1.EventList{}
 		if err := e.controlPlane.List(e.ctx, list, client.InNamespace(e.ns)); err != nil {
 			return false, err.Error()
 		}
 		var seen []string
-		for _, ev := range list.Items {
+		for i := range list.Items {
+			ev := &list.Items[i]
 			if ev.InvolvedObject.Name != name || ev.Reason != reason {
 				continue
 			}
-			seen = append(seen, ev.Message)
+			seen = append(seen, ev.Source.Component+" "+ev.Type+": "+ev.Message)
+			if !match(ev) {
+				continue
+			}
 			all := true
 			for _, p := range parts {
 				all = all && strings.Contains(ev.Message, p)

@@ -101,30 +101,9 @@ func withLabel(p *policyv1alpha1.OverridePolicy, key, value string) *policyv1alp
 // case's namespace, whose message contains every one of parts.
 func (e *env) waitValidationEvent(name, typ, reason string, parts ...string) {
 	e.Helper()
-	e.eventually(reason+" on "+name, func() (bool, string) {
-		list := &corev1.EventList{}
-		if err := e.controlPlane.List(e.ctx, list, client.InNamespace(e.ns)); err != nil {
-			return false, err.Error()
-		}
-		var seen []string
-		for _, ev := range list.Items {
-			if ev.InvolvedObject.Name != name {
-				continue
-			}
-			seen = append(seen, ev.Source.Component+" "+ev.Type+" "+ev.Reason+": "+ev.Message)
-			if ev.Source.Component != "flotilla-validation" || ev.Type != typ || ev.Reason != reason {
-				continue
-			}
-			all := true
-			for _, p := range parts {
-				all = all && strings.Contains(ev.Message, p)
-			}
-			if all {
-				return true, ""
-			}
-		}
-		return false, describe(seen)
-	})
+	e.waitEventWhere(name, reason, func(ev *corev1.Event) bool {
+		return ev.Source.Component == "flotilla-validation" && ev.Type == typ
+	}, parts...)
 }
 
 // store writes obj (a namespaced custom resource of the control plane,
