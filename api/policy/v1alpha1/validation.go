@@ -3,11 +3,14 @@ package v1alpha1
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 
+	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -18,6 +21,9 @@ import (
 //     remove (the value is schemaless JSON, which CEL cannot inspect);
 //   - labelsOverrider values are valid label keys and values, and annotationsOverrider values
 //     are valid annotation keys within the annotation size limit;
+//   - imageOverrider values fit the component they change: for replace, a whole registry
+//     (host[:port]), repository path, or tag or digest; for add, a fragment of one (".cn",
+//     "/slim", "-alpine"), so that the overridden image is still a valid reference;
 //   - the fieldSelector of each targetCluster passes ValidateFieldSelector.
 //
 // It checks both spec.overrideRules and the deprecated spec.overriders. Errors carry field
@@ -46,6 +52,9 @@ func validateOverriders(o *Overriders, fldPath *field.Path) field.ErrorList {
 	for i, a := range o.AnnotationsOverrider {
 		errs = append(errs, apivalidation.ValidateAnnotations(a.Value, fldPath.Child("annotationsOverrider").Index(i).Child("value"))...)
 	}
+	for i, im := range o.ImageOverrider {
+		errs = append(errs, validateImageValue(&im, fldPath.Child("imageOverrider").Index(i).Child("value"))...)
+	}
 	for i, f := range o.FieldOverrider {
 		fPath := fldPath.Child("fieldOverrider").Index(i)
 		for j, op := range f.JSON {
@@ -56,6 +65,49 @@ func validateOverriders(o *Overriders, fldPath *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// Image reference grammars (github.com/distribution/reference), anchored: what a replace
+// value must be, and the characters an add value (a fragment appended to the component) may
+// hold.
+var (
+	wholeRegistry   = regexp.MustCompile(`^` + reference.DomainRegexp.String() + `$`)
+	wholeRepository = regexp.MustCompile(`^` + reference.NameRegexp.String() + `$`)
+	wholeTag        = regexp.MustCompile(`^` + reference.TagRegexp.String() + `$`)
+	wholeDigest     = regexp.MustCompile(`^` + reference.DigestRegexp.String() + `$`)
+	registryPart    = regexp.MustCompile(`^[a-zA-Z0-9.:-]+$`)
+	repositoryPart  = regexp.MustCompile(`^[a-z0-9._/-]+$`)
+	tagPart         = regexp.MustCompile(`^[\w.-]+$`)
+)
+
+// validateImageValue checks an imageOverrider's value against its component (remove takes no
+// value; add and replace one, which the CRD requires).
+func validateImageValue(o *ImageOverrider, fldPath *field.Path) field.ErrorList {
+	if o.Value == "" || o.Operator == OverriderOpRemove {
+		return nil
+	}
+	var ok bool
+	var want string
+	switch {
+	case o.Component == Registry && o.Operator == OverriderOpReplace:
+		ok, want = wholeRegistry.MatchString(o.Value), "a registry host, optionally with a port (registry.example.com:5000)"
+	case o.Component == Registry:
+		ok, want = registryPart.MatchString(o.Value), "letters, digits, '.', '-' and ':' to append to the registry (.cn)"
+	case o.Component == Repository && o.Operator == OverriderOpReplace:
+		ok, want = wholeRepository.MatchString(o.Value), "a repository path of lowercase components (library/nginx)"
+	case o.Component == Repository:
+		ok, want = repositoryPart.MatchString(o.Value), "lowercase letters, digits, '.', '_', '-' and '/' to append to the repository (/slim)"
+	case o.Component == Tag && o.Operator == OverriderOpReplace:
+		ok, want = wholeTag.MatchString(o.Value) || wholeDigest.MatchString(o.Value), "a tag (letters, digits, '_', '.', '-', at most 128, not starting with '.' or '-') or a digest (sha256:...)"
+	case o.Component == Tag:
+		ok, want = tagPart.MatchString(o.Value), "letters, digits, '_', '.' and '-' to append to the tag (-alpine)"
+	default:
+		return nil // the CRD's enums refuse other components and operators
+	}
+	if ok {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath, o.Value, fmt.Sprintf("not a valid %s value for %s: want %s", o.Component, o.Operator, want))}
 }
 
 // validatePatchValue requires a value for add and replace and refuses one for remove.
@@ -78,7 +130,8 @@ func validatePatchValue(op OverriderOperator, value apiextensionsv1.JSON, fldPat
 // the CRD's CEL rules cannot express within the API server's cost budget, standing in for that
 // part of Karmada's validating webhook: every fieldSelector of the placement (clusterAffinity,
 // each clusterAffinities term and its overflowAffinities, each staticWeightList targetCluster)
-// uses only the keys provider, region and zone and the operators In and NotIn. Errors carry
+// uses only the keys provider, region and zone and the operators In and NotIn; the
+// clusterTolerations are well formed (validateClusterTolerations). Errors carry
 // field paths rooted at "spec"; an empty list means the spec is valid.
 func ValidatePropagationSpec(spec *PropagationSpec) field.ErrorList {
 	if spec == nil {
@@ -95,10 +148,53 @@ func ValidatePropagationSpec(spec *PropagationSpec) field.ErrorList {
 			errs = append(errs, validateClusterAffinity(&term.OverflowAffinities[j].ClusterAffinity, termPath.Child("overflowAffinities").Index(j))...)
 		}
 	}
+	errs = append(errs, validateClusterTolerations(p.ClusterTolerations, placement.Child("clusterTolerations"))...)
 	if rs := p.ReplicaScheduling; rs != nil && rs.WeightPreference != nil {
 		for i := range rs.WeightPreference.StaticWeightList {
 			errs = append(errs, validateClusterAffinity(&rs.WeightPreference.StaticWeightList[i].TargetCluster,
 				placement.Child("replicaScheduling", "weightPreference", "staticWeightList").Index(i).Child("targetCluster"))...)
+		}
+	}
+	return errs
+}
+
+// validateClusterTolerations checks placement.clusterTolerations as Kubernetes checks a pod's
+// tolerations, with Karmada's restriction: the operator is Exists or Equal (Karmada refuses Lt
+// and Gt for clusters), Exists takes no value, the effect is NoSchedule, PreferNoSchedule or
+// NoExecute (or empty, for all), the key is a qualified name (empty only with Exists), the value
+// a label value, and tolerationSeconds only goes with NoExecute.
+func validateClusterTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, t := range tolerations {
+		p := fldPath.Index(i)
+		if t.Key != "" {
+			for _, msg := range validation.IsQualifiedName(t.Key) {
+				errs = append(errs, field.Invalid(p.Child("key"), t.Key, msg))
+			}
+		}
+		switch t.Operator {
+		case corev1.TolerationOpEqual, "":
+			if t.Key == "" {
+				errs = append(errs, field.Invalid(p.Child("operator"), t.Operator, "operator must be Exists when key is empty"))
+			}
+			for _, msg := range validation.IsValidLabelValue(t.Value) {
+				errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
+			}
+		case corev1.TolerationOpExists:
+			if t.Value != "" {
+				errs = append(errs, field.Invalid(p.Child("value"), t.Value, "value must be empty when operator is Exists"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Child("operator"), t.Operator, []string{string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists)}))
+		}
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute, "":
+		default:
+			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect,
+				[]string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
+		}
+		if t.TolerationSeconds != nil && t.Effect != corev1.TaintEffectNoExecute {
+			errs = append(errs, field.Invalid(p.Child("effect"), t.Effect, "effect must be NoExecute when tolerationSeconds is set"))
 		}
 	}
 	return errs

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
@@ -74,6 +75,34 @@ func TestValidateOverrideSpec(t *testing.T) {
 			wantFields: []string{"spec.overrideRules[0].overriders.annotationsOverrider[0].value"},
 		},
 		{
+			name: "image values that fit their component are valid, for add as fragments",
+			spec: rule(Overriders{ImageOverrider: []ImageOverrider{
+				{Component: Registry, Operator: OverriderOpReplace, Value: "registry.example.com:5000"},
+				{Component: Registry, Operator: OverriderOpAdd, Value: ".cn"},
+				{Component: Repository, Operator: OverriderOpReplace, Value: "library/nginx"},
+				{Component: Repository, Operator: OverriderOpAdd, Value: "/slim"},
+				{Component: Tag, Operator: OverriderOpReplace, Value: "1.27.0"},
+				{Component: Tag, Operator: OverriderOpReplace, Value: "sha256:" + strings.Repeat("ab", 32)},
+				{Component: Tag, Operator: OverriderOpAdd, Value: "-alpine"},
+				{Component: Tag, Operator: OverriderOpRemove},
+			}}),
+		},
+		{
+			name: "image values that would make an invalid reference are invalid, each named in one answer",
+			spec: rule(Overriders{ImageOverrider: []ImageOverrider{
+				{Component: Tag, Operator: OverriderOpReplace, Value: "bad tag!"},
+				{Component: Tag, Operator: OverriderOpAdd, Value: ":x"},
+				{Component: Registry, Operator: OverriderOpReplace, Value: "https://registry.example.com"},
+				{Component: Repository, Operator: OverriderOpReplace, Value: "Library/Nginx"},
+			}}),
+			wantFields: []string{
+				"spec.overrideRules[0].overriders.imageOverrider[0].value",
+				"spec.overrideRules[0].overriders.imageOverrider[1].value",
+				"spec.overrideRules[0].overriders.imageOverrider[2].value",
+				"spec.overrideRules[0].overriders.imageOverrider[3].value",
+			},
+		},
+		{
 			name: "valid labels and annotations are valid",
 			spec: rule(Overriders{
 				LabelsOverrider:      []LabelAnnotationOverrider{{Operator: OverriderOpAdd, Value: map[string]string{"app.kubernetes.io/name": "nginx"}}},
@@ -125,6 +154,48 @@ func TestEffectiveSpreadByField(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.c.EffectiveSpreadByField(); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidatePropagationSpecClusterTolerations(t *testing.T) {
+	seconds := int64(30)
+	tests := []struct {
+		name        string
+		tolerations []corev1.Toleration
+		wantFields  []string
+	}{
+		{name: "Karmada's not-ready toleration is valid", tolerations: []corev1.Toleration{
+			{Key: "cluster.karmada.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds},
+			{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+			{Operator: corev1.TolerationOpExists},
+		}},
+		{name: "an unknown effect is refused", tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: "NoScheduling"}},
+			wantFields: []string{"spec.placement.clusterTolerations[0].effect"}},
+		{name: "Lt and Gt are refused, as Karmada refuses them for clusters", tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpLt, Value: "3"}},
+			wantFields: []string{"spec.placement.clusterTolerations[0].operator"}},
+		{name: "Exists with a value, Equal without a key, a bad key and tolerationSeconds without NoExecute are refused together", tolerations: []corev1.Toleration{
+			{Key: "k", Operator: corev1.TolerationOpExists, Value: "v"},
+			{Operator: corev1.TolerationOpEqual, Value: "v"},
+			{Key: "not a key", Operator: corev1.TolerationOpExists},
+			{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule, TolerationSeconds: &seconds},
+		}, wantFields: []string{
+			"spec.placement.clusterTolerations[0].value",
+			"spec.placement.clusterTolerations[1].operator",
+			"spec.placement.clusterTolerations[2].key",
+			"spec.placement.clusterTolerations[3].effect",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := ValidatePropagationSpec(&PropagationSpec{Placement: Placement{ClusterTolerations: tc.tolerations}})
+			var got []string
+			for _, err := range errs {
+				got = append(got, err.Field)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.wantFields, ",") {
+				t.Fatalf("errors at %v, want at %v (%v)", got, tc.wantFields, errs)
 			}
 		})
 	}
