@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestValidateOverrideSpec(t *testing.T) {
@@ -112,14 +113,7 @@ func TestValidateOverrideSpec(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := ValidateOverrideSpec(tc.spec)
-			var got []string
-			for _, err := range errs {
-				got = append(got, err.Field)
-			}
-			if strings.Join(got, ",") != strings.Join(tc.wantFields, ",") {
-				t.Fatalf("errors at %v, want at %v (%v)", got, tc.wantFields, errs)
-			}
+			checkErrorFields(t, ValidateOverrideSpec(tc.spec), tc.wantFields)
 		})
 	}
 }
@@ -189,14 +183,19 @@ func TestValidatePropagationSpecClusterTolerations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := ValidatePropagationSpec(&PropagationSpec{Placement: Placement{ClusterTolerations: tc.tolerations}})
-			var got []string
-			for _, err := range errs {
-				got = append(got, err.Field)
-			}
-			if strings.Join(got, ",") != strings.Join(tc.wantFields, ",") {
-				t.Fatalf("errors at %v, want at %v (%v)", got, tc.wantFields, errs)
-			}
+			checkErrorFields(t, ValidatePropagationSpec(&PropagationSpec{Placement: Placement{ClusterTolerations: tc.tolerations}}), tc.wantFields)
 		})
+	}
+}
+
+// checkErrorFields fails the test unless errs are at exactly the fields want, in order.
+func checkErrorFields(t *testing.T, errs field.ErrorList, want []string) {
+	t.Helper()
+	var got []string
+	for _, err := range errs {
+		got = append(got, err.Field)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("errors at %v, want at %v (%v)", got, want, errs)
 	}
 }
