@@ -76,14 +76,14 @@ fuzz:
 integration: build
 	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 20m ./test/integration/...
 
-## e2e: the baseline end-to-end tests through `flotilla up` (packages one at a time: two stacks
-## starting at once could pick the same free port)
+## e2e: the baseline end-to-end tests through `flotilla up`, two at a time (test/e2e's lanes,
+## FLOTILLA_E2E_LANES; -parallel only lets every test reach its lane)
 e2e: build
-	@FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e.log $(GO) test -count=1 -timeout 40m -p 1 -v ./test/e2e/...
+	@FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e.log $(GO) test -count=1 -timeout 40m -p 1 -parallel 64 -v ./test/e2e/...
 
 ## test-extended: every end-to-end test, the slow and destructive ones too (FLOTILLA_E2E=extended)
 test-extended: build
-	@FLOTILLA_E2E=extended FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e-extended.log $(GO) test -count=1 -timeout 60m -p 1 -v ./test/e2e/...
+	@FLOTILLA_E2E=extended FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e-extended.log $(GO) test -count=1 -timeout 60m -p 1 -parallel 64 -v ./test/e2e/...
 
 ## generate: regenerate deepcopy code and CRD YAML from api/
 generate:

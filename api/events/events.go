@@ -57,6 +57,10 @@ const (
 	SyncSucceed = "SyncSucceed"
 	// SyncFailed: the Work's manifests could not be applied.
 	SyncFailed = "SyncFailed"
+	// WorkDispatching (Normal, on the Work): its Dispatching condition
+	// changed, that is, dispatching to the member was suspended or resumed
+	// (Karmada's policy suspension, Work.spec.suspendDispatching).
+	WorkDispatching = "WorkDispatching"
 )
 
 // Events on policies whose content breaks a rule that CEL cannot express (a

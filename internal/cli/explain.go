@@ -163,6 +163,9 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 	if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled); c != nil {
 		fmt.Fprintf(w, "  Scheduled:  %s (%s): %s\n", c.Status, c.Reason, c.Message)
 	}
+	if line := describeSuspension(spec, claim); line != "" {
+		fmt.Fprintf(w, "  Suspended:  %s\n", line)
+	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := cl.List(ctx, clusters); err == nil {
 		in := scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
@@ -398,6 +401,34 @@ func describePlacement(spec *workv1alpha2.ResourceBindingSpec) string {
 	}
 }
 
+// describeSuspension says what the binding's spec.suspension holds back
+// and which policy asked for it (claim, as explain names it; empty when no
+// policy claims the template any more), or "" when nothing is suspended.
+func describeSuspension(spec *workv1alpha2.ResourceBindingSpec, claim string) string {
+	s := spec.Suspension
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Scheduling != nil && *s.Scheduling {
+		parts = append(parts, "scheduling (the binding's spec.suspension.scheduling)")
+	}
+	by := "the policy's spec.suspension"
+	if claim != "" {
+		by = "spec.suspension of " + claim
+	}
+	switch {
+	case s.Dispatching != nil && *s.Dispatching:
+		parts = append(parts, "dispatching to every cluster, by "+by)
+	case s.DispatchingOnClusters != nil && len(s.DispatchingOnClusters.ClusterNames) > 0:
+		parts = append(parts, "dispatching to "+strings.Join(s.DispatchingOnClusters.ClusterNames, ", ")+", by "+by)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ". Works are still rendered; changes reach a suspended cluster once the suspension is lifted"
+}
+
 // workLine is explain's line for the Work of one cluster: whether it is
 // applied, and at its latest generation; the health the binding aggregated
 // for that cluster (empty: none); and, when the cluster (nil: unknown) is not
@@ -413,6 +444,9 @@ func workLine(cluster string, wk *workv1alpha1.Work, health workv1alpha2.Resourc
 		line += fmt.Sprintf(", applied at generation %d; its latest change (generation %d) not yet", c.ObservedGeneration, wk.Generation)
 	default:
 		line += ", applied"
+	}
+	if wk.Spec.SuspendDispatching != nil && *wk.Spec.SuspendDispatching {
+		line += ", dispatching suspended"
 	}
 	if health != "" {
 		line += ", " + strings.ToLower(string(health))

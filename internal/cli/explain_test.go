@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -63,5 +64,22 @@ func TestWhyFitButNotChosenNamesThePartOfThePlacement(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("placement %+v: %q lacks %q", tc.placement, got, tc.want)
 		}
+	}
+}
+
+func TestDescribeSuspensionNamesWhatAndWho(t *testing.T) {
+	spec := &workv1alpha2.ResourceBindingSpec{}
+	if got := describeSuspension(spec, "PropagationPolicy shop/web"); got != "" {
+		t.Errorf("nothing suspended: %q", got)
+	}
+	spec.Suspension = &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{
+		DispatchingOnClusters: &policyv1alpha1.SuspendClusters{ClusterNames: []string{"member2"}}}}
+	got := describeSuspension(spec, "PropagationPolicy shop/web")
+	if !strings.Contains(got, "dispatching to member2, by spec.suspension of PropagationPolicy shop/web") {
+		t.Errorf("describeSuspension = %q", got)
+	}
+	spec.Suspension = &workv1alpha2.Suspension{Suspension: policyv1alpha1.Suspension{Dispatching: ptr.To(true)}}
+	if got := describeSuspension(spec, ""); !strings.Contains(got, "dispatching to every cluster, by the policy's spec.suspension") {
+		t.Errorf("describeSuspension = %q", got)
 	}
 }

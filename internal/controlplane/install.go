@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/flotilla-io/flotilla/api/crds"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/admission/defaulting"
 	"github.com/flotilla-io/flotilla/internal/admission/validation"
 	"github.com/flotilla-io/flotilla/internal/member/register"
@@ -363,6 +364,16 @@ func webhookConfigurations(t *WebhookTarget) []client.Object {
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 				Name: "validation.flotilla.io", ClientConfig: cc(ValidatePath), Rules: rules(validation.Resources(), createUpdate...),
+				FailurePolicy: fail, SideEffects: none, AdmissionReviewVersions: versions, TimeoutSeconds: ptr.To[int32](10),
+			}, {
+				// Karmada's resourcedeletionprotection: the delete of any
+				// object labelled deletion-protected=Always is refused; the
+				// object selector sends only those here.
+				Name: "resourcedeletionprotection.flotilla.io", ClientConfig: cc(ValidatePath),
+				Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}, Scope: ptr.To(admissionregistrationv1.AllScopes)}}},
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: workv1alpha2.DeletionProtectionLabelKey, Operator: metav1.LabelSelectorOpIn, Values: []string{workv1alpha2.DeletionProtectionAlways}}}},
 				FailurePolicy: fail, SideEffects: none, AdmissionReviewVersions: versions, TimeoutSeconds: ptr.To[int32](10),
 			}}},
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName},

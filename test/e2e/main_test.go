@@ -4,6 +4,12 @@
 // Tests marked extended (slow, or breaking what they run on) run only with
 // FLOTILLA_E2E=extended (make test-extended); the rest are the baseline.
 //
+// Tests that run a stack run in lanes: at most FLOTILLA_E2E_LANES (2 by
+// default) at a time, in parallel, since most of an end-to-end test is
+// waiting for controllers; tests of one shared stack take turns on it, and
+// stacks start one at a time (two starting at once could pick the same free
+// port).
+//
 // The binary comes from $FLOTILLA_BIN (make test builds it once for every
 // package); without it TestMain builds one.
 package e2e
@@ -14,6 +20,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -27,6 +35,32 @@ func extended(t *testing.T) {
 		t.Skip("extended e2e: runs with FLOTILLA_E2E=extended (make test-extended)")
 	}
 }
+
+// lanes holds one token per test running a stack.
+var lanes = make(chan struct{}, laneCount())
+
+// laneCount is FLOTILLA_E2E_LANES, else 2.
+func laneCount() int {
+	if n, err := strconv.Atoi(os.Getenv("FLOTILLA_E2E_LANES")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
+
+// inLane runs t in parallel with the other tests that run stacks, once a
+// lane is free; the lane is held until t ends. Call it first thing in a
+// top-level test (after t.Skip decisions), before anything that
+// t.Parallel forbids (t.Setenv).
+func inLane(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	lanes <- struct{}{}
+	t.Cleanup(func() { <-lanes })
+}
+
+// starting is held while a stack starts: ports are chosen free when it
+// starts, and only bound once its processes run.
+var starting sync.Mutex
 
 func TestMain(m *testing.M) {
 	flag.Parse() // testing.Short needs the flags parsed

@@ -27,7 +27,11 @@ func exampleDir(t *testing.T, name string) string {
 func TestQuickStart(t *testing.T) {
 	s := newStack(t)
 	sample := exampleDir(t, "nginx")
-	out := s.flotilla("up", "--detach", "--data-dir", s.dataDir, "--apply", sample)
+	out := func() string {
+		starting.Lock()
+		defer starting.Unlock()
+		return s.flotilla("up", "--detach", "--data-dir", s.dataDir, "--apply", sample)
+	}()
 	for _, want := range []string{"deployment.apps/nginx serverside-applied", "propagationpolicy.policy.karmada.io/nginx-propagation serverside-applied", "Flotilla is ready", "get deploy nginx"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("up output lacks %q:\n%s", want, out)
@@ -168,10 +172,13 @@ func TestFailedComponentIsNamed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
+	inLane(t)
 	s := &stack{t: t, dataDir: t.TempDir()}
 	t.Cleanup(s.waitNoProcesses)
 	cmd := exec.Command(flotillaBin, "up", "--members", "1", "--data-dir", s.dataDir, "--controller-manager-arg=--no-such-flag")
+	starting.Lock()
 	out, err := cmd.CombinedOutput()
+	starting.Unlock()
 	if err == nil {
 		t.Fatalf("up succeeded with a broken controller manager:\n%s", out)
 	}

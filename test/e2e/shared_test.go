@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,46 @@ import (
 // from its start call startStack instead.
 
 // sharedStacks are the running shared stacks by member count; TestMain stops them.
-var sharedStacks = map[int]*sharedStack{}
+// sharedMu guards the map; turns[n] is held by the test using the n-member stack.
+var (
+	sharedStacks = map[int]*sharedStack{}
+	sharedMu     sync.Mutex
+	turns        = map[int]*sync.Mutex{}
+)
+
+// sharedGet and sharedSet read and write sharedStacks under sharedMu.
+func sharedGet(members int) *sharedStack {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	return sharedStacks[members]
+}
+
+func sharedSet(members int, sh *sharedStack) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sh == nil {
+		delete(sharedStacks, members)
+		return
+	}
+	sharedStacks[members] = sh
+}
+
+// takeTurn waits until no other test uses the shared stack of that many
+// members, then a lane; both are held until t ends.
+func takeTurn(t *testing.T, members int) {
+	t.Parallel()
+	sharedMu.Lock()
+	turn := turns[members]
+	if turn == nil {
+		turn = &sync.Mutex{}
+		turns[members] = turn
+	}
+	sharedMu.Unlock()
+	turn.Lock()
+	t.Cleanup(turn.Unlock)
+	lanes <- struct{}{}
+	t.Cleanup(func() { <-lanes })
+}
 
 type sharedStack struct {
 	dataDir  string
@@ -48,7 +88,8 @@ func sharedStackOf(t *testing.T, members int) *stack {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	sh := sharedStacks[members]
+	takeTurn(t, members)
+	sh := sharedGet(members)
 	if sh == nil {
 		dir, err := os.MkdirTemp("", "flotilla-e2e-shared")
 		if err != nil {
@@ -56,7 +97,7 @@ func sharedStackOf(t *testing.T, members int) *stack {
 		}
 		sh = &sharedStack{dataDir: dir, members: members, broken: true}
 		t.Cleanup(func() {
-			if sh.broken && sharedStacks[members] != sh {
+			if sh.broken && sharedGet(members) != sh {
 				sh.stop() // up failed: nothing else will stop it
 			}
 		})
@@ -74,7 +115,7 @@ func sharedStackOf(t *testing.T, members int) *stack {
 			}
 		}
 		sh.broken = false
-		sharedStacks[members] = sh
+		sharedSet(members, sh)
 	}
 	s := &stack{t: t, dataDir: sh.dataDir, shared: sh}
 	t.Cleanup(func() {
@@ -87,7 +128,7 @@ func sharedStackOf(t *testing.T, members int) *stack {
 			}
 			t.Logf("the shared %d-member stack could not be reset, the next test gets a fresh one: %v", members, err)
 		}
-		delete(sharedStacks, members)
+		sharedSet(members, nil)
 		sh.stop()
 	})
 	return s
@@ -103,6 +144,8 @@ func (s *stack) markBroken() {
 
 // stopSharedStacks stops every shared stack; TestMain calls it once the tests are done.
 func stopSharedStacks() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
 	for n, sh := range sharedStacks {
 		sh.stop()
 		delete(sharedStacks, n)

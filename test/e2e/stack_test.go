@@ -37,6 +37,7 @@ func newStack(t *testing.T) *stack {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
+	inLane(t)
 	s := &stack{t: t, dataDir: t.TempDir()}
 	t.Cleanup(func() {
 		s.flotilla("down", "--data-dir", s.dataDir)
@@ -54,6 +55,8 @@ func startStack(t *testing.T, members int, extra ...string) *stack {
 
 func (s *stack) up(members int, extra ...string) {
 	s.t.Helper()
+	starting.Lock()
+	defer starting.Unlock()
 	out := s.flotilla(append([]string{"up", "--members", fmt.Sprint(members), "--detach", "--data-dir", s.dataDir, "--timeout", "8m"}, extra...)...)
 	if !strings.Contains(out, "Flotilla is ready") {
 		s.t.Fatalf("up did not report readiness:\n%s", out)

@@ -78,14 +78,14 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"cluster", clusterCases},
-		{"detector", slices.Concat(detectorCases, preemptionCases, lazyCases)},
+		{"detector", slices.Concat(detectorCases, preemptionCases, lazyCases, dependentOverrideCases)},
 		{"scheduler", schedulerCases},
-		{"binding", bindingCases},
+		{"binding", slices.Concat(bindingCases, suspensionCases)},
 		{"execution", executionCases},
 		{"status", statusCases},
 		{"dependencies", dependencyCases},
 		{"namespace", namespaceCases},
-		{"validation", validationCases},
+		{"validation", slices.Concat(validationCases, deletionProtectionCases)},
 		{"workloadrebalancer", workloadRebalancerCases},
 		{"serviceexport", serviceExportCases},
 		{"endpointslice", endpointSliceCases},

@@ -162,6 +162,22 @@ const (
 	WorkAppliedFailedReason = "AppliedFailed"
 )
 
+// The Work's Dispatching condition, with Karmada's reasons and messages:
+// True while its manifests are applied to the member, False while
+// spec.suspendDispatching holds them back.
+const (
+	// WorkDispatchingReason: dispatching is not suspended (status True).
+	WorkDispatchingReason = "Dispatching"
+	// WorkDispatchingMessage is the message of WorkDispatchingReason.
+	WorkDispatchingMessage = "Work is being dispatched to member clusters."
+	// WorkSuspendDispatchingReason: spec.suspendDispatching is true
+	// (status False).
+	WorkSuspendDispatchingReason = "SuspendDispatching"
+	// WorkSuspendDispatchingMessage is the message of
+	// WorkSuspendDispatchingReason.
+	WorkSuspendDispatchingMessage = "Work dispatching is in a suspended state."
+)
+
 // WorkList is a list of Work.
 //
 // +kubebuilder:object:root=true

@@ -21,9 +21,11 @@ package validation
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +36,7 @@ import (
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/hpa"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 )
@@ -151,7 +154,7 @@ func Register(plugins *admission.Plugins) {
 // New returns the plugin, for kube-apiserver (Register) or, through
 // webhook.Handler, as a webhook of `flotilla webhook`.
 func New() *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update)}
+	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update, admission.Delete)}
 }
 
 // Plugin is the admission plugin; see the package documentation.
@@ -161,9 +164,13 @@ type Plugin struct {
 
 var _ admission.ValidationInterface = &Plugin{}
 
-// Validate refuses a create or update that fails Validate. Status and other
+// Validate refuses a create or update that fails Validate, and the delete
+// of a protected object (ProtectedFromDeletion). Status and other
 // subresource writes are not checked: they cannot change the spec.
 func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetOperation() == admission.Delete {
+		return ProtectedFromDeletion(a.GetResource().GroupResource(), a.GetName(), a.GetOldObject())
+	}
 	gr := a.GetResource().GroupResource()
 	if _, checked := kindOf(gr); !checked || a.GetSubresource() != "" {
 		return nil // every write passes here: decide before touching the object
@@ -180,4 +187,24 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 		u = &unstructured.Unstructured{Object: m}
 	}
 	return Validate(gr, a.GetKind().GroupKind(), a.GetName(), u.Object)
+}
+
+// ProtectedFromDeletion refuses the delete of obj (of resource gr, named
+// name; nil passes) when it carries Karmada's deletion-protection label
+// resourcetemplate.karmada.io/deletion-protected with the value Always: a
+// 403 Forbidden error with Karmada's message, naming the label to remove.
+func ProtectedFromDeletion(gr schema.GroupResource, name string, obj runtime.Object) error {
+	if obj == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil || m.GetLabels()[workv1alpha2.DeletionProtectionLabelKey] != workv1alpha2.DeletionProtectionAlways {
+		return nil
+	}
+	target := gr.String()
+	if ns := m.GetNamespace(); ns != "" {
+		target += " -n " + ns
+	}
+	return apierrors.NewForbidden(gr, name, fmt.Errorf("This resource is protected, please make sure to remove the label: %s (kubectl label %s %s %s-)", //nolint:staticcheck // Karmada's message, capitalised as Karmada's
+		workv1alpha2.DeletionProtectionLabelKey, target, name, workv1alpha2.DeletionProtectionLabelKey))
 }

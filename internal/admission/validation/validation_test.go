@@ -2,6 +2,7 @@ package validation
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,10 +10,13 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/internal/admission/webhook"
@@ -217,5 +221,64 @@ func TestValidateClusterFieldSelectors(t *testing.T) {
 				t.Errorf("%s: error %q lacks %q", tc.name, err, w)
 			}
 		}
+	}
+}
+
+func TestDeletionProtection(t *testing.T) {
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	labelled := func(value string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apps/v1")
+		u.SetKind("Deployment")
+		u.SetNamespace("shop")
+		u.SetName("web")
+		if value != "" {
+			u.SetLabels(map[string]string{"resourcetemplate.karmada.io/deletion-protected": value})
+		}
+		return u
+	}
+	err := ProtectedFromDeletion(gr, "web", labelled("Always"))
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "This resource is protected, please make sure to remove the label: resourcetemplate.karmada.io/deletion-protected") ||
+		!strings.Contains(err.Error(), "kubectl label deployments.apps -n shop web resourcetemplate.karmada.io/deletion-protected-") {
+		t.Errorf("a protected Deployment: %v, want Forbidden naming the label and the command", err)
+	}
+	for _, v := range []string{"", "always", "Never"} {
+		if err := ProtectedFromDeletion(gr, "web", labelled(v)); err != nil {
+			t.Errorf("label value %q protects nothing, got %v", v, err)
+		}
+	}
+	if err := ProtectedFromDeletion(gr, "web", nil); err != nil {
+		t.Errorf("no object: %v", err)
+	}
+
+	// The same verdict through the plugin (a typed object) and the webhook.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "shop",
+		Labels: map[string]string{"resourcetemplate.karmada.io/deletion-protected": "Always"}}}
+	attrs := admission.NewAttributesRecord(nil, cm, corev1.SchemeGroupVersion.WithKind("ConfigMap"), "shop", "cfg",
+		corev1.SchemeGroupVersion.WithResource("configmaps"), "", admission.Delete, nil, false, nil)
+	if err := New().Validate(context.Background(), attrs, nil); !apierrors.IsForbidden(err) {
+		t.Errorf("the plugin let a protected ConfigMap's delete through: %v", err)
+	}
+	srv := httptest.NewServer(webhook.Handler(New()))
+	defer srv.Close()
+	raw, _ := json.Marshal(labelled("Always").Object)
+	body, _ := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "2", Operation: admissionv1.Delete, Name: "web", Namespace: "shop",
+			Kind:      metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+			Resource:  metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+			OldObject: runtime.RawExtension{Raw: raw}},
+	})
+	res, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out admissionv1.AdmissionReview
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Response == nil || out.Response.Allowed || out.Response.Result == nil || out.Response.Result.Code != http.StatusForbidden {
+		t.Errorf("the webhook's answer to a protected delete: %+v", out.Response)
 	}
 }

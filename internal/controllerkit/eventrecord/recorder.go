@@ -185,6 +185,16 @@ func (r *Recorder) Forget(subject runtime.Object) {
 	delete(r.last, key)
 }
 
+// Normal raises a Normal event with reason and msg on o, for a change the
+// caller detected itself (such as a condition's transition); it is held
+// back while Busy, as every Normal event.
+func (r *Recorder) Normal(o runtime.Object, reason, msg string) {
+	if r == nil || r.Events == nil || o == nil {
+		return
+	}
+	r.normal(o, reason, msg)
+}
+
 // normal raises a Normal event now, or holds it while Busy.
 func (r *Recorder) normal(o runtime.Object, reason, msg string) {
 	if r.Busy == nil || !r.Busy() {

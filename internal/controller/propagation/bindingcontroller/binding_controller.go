@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -327,7 +328,7 @@ func (r *Reconciler) writeWorks(ctx context.Context, b binding.Object, id string
 			wg.Go(func() { errs[i] = r.markStale(ctx, b, ns, rd.err) })
 			continue
 		}
-		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, ns, rd.manifest) })
+		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, rd.cluster, rd.manifest) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -407,8 +408,9 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	return ops, cops, byName, nil
 }
 
-// ensureWork creates or updates the Work in ns holding manifest.
-func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, ns string, manifest *unstructured.Unstructured) error {
+// ensureWork creates or updates the Work of cluster holding manifest.
+func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, cluster string, manifest *unstructured.Unstructured) error {
+	ns := clusterv1alpha1.ExecutionNamespace(cluster)
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
 		return err
@@ -423,8 +425,15 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, ns st
 	}
 	exists := err == nil
 	_, stale := w.Annotations[binding.StaleRenderingAnnotation]
+	// Karmada's policy suspension: the Work is still rendered, only its
+	// dispatch to the member waits (unset when not suspended).
+	var suspend *bool
+	if binding.DispatchSuspended(spec.Suspension, cluster) {
+		suspend = ptr.To(true)
+	}
 	if exists && !stale && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
-		w.Labels[binding.IDLabel(b)] == id && ptrBoolEq(w.Spec.PreserveResourcesOnDeletion, spec.PreserveResourcesOnDeletion) {
+		w.Labels[binding.IDLabel(b)] == id && ptrBoolEq(w.Spec.PreserveResourcesOnDeletion, spec.PreserveResourcesOnDeletion) &&
+		ptrBoolEq(w.Spec.SuspendDispatching, suspend) {
 		return nil
 	}
 	labels := w.Labels
@@ -447,6 +456,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, ns st
 	w.Annotations = annotations
 	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
 	w.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
+	w.Spec.SuspendDispatching = suspend
 	if !exists {
 		// Born with the execution controller's finalizer: one write fewer
 		// per Work on the hot path.

@@ -480,7 +480,7 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return d.watchOverrides(ctx)
 }
 
 func policySpecUnchanged(o, n any) bool {

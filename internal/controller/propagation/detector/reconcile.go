@@ -67,6 +67,19 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 	}
 	matched := time.Now()
 	metrics.ObserveMatchPolicy(matched.Sub(start))
+	if len(dec.policy.spec.DependentOverrides) > 0 {
+		missing, err := d.missingOverrides(ctx, dec.policy)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			// Karmada's dependentOverrides: the policy is not applied
+			// (no claim written here, no binding) until every named
+			// override exists; its creation wakes this template.
+			d.Events.Outcome(applyPolicy, errWaitingForOverrides(dec.policy, missing), "", obj)
+			return nil
+		}
+	}
 	claimed, err := d.writeClaim(ctx, obj, dec.policy.claim)
 	if dec.preempted != nil {
 		d.reportPreemption(ctx, obj, dec, err)
@@ -454,6 +467,7 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 		spec.Failover = ps.Failover.DeepCopy()
 		spec.ConflictResolution = ps.ConflictResolution
 		spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
+		spec.Suspension = binding.MergeSuspension(spec.Suspension, ps.Suspension)
 	}
 	labels := b.GetLabels()
 	if labels == nil {

@@ -161,6 +161,7 @@ const HandoffSlots = 16
 // always, reports status and retries failures.
 func (r *Reconciler) Handoff(ctx context.Context, w *workv1alpha1.Work) {
 	if !strings.HasPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix) || !w.DeletionTimestamp.IsZero() ||
+		(w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching) ||
 		!r.executes(strings.TrimPrefix(w.Namespace, clusterv1alpha1.ExecutionSpacePrefix)) {
 		return
 	}
@@ -292,7 +293,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.finalize(ctx, cluster, w)
 	}
 	if suspended {
-		return ctrl.Result{}, nil // applied before; changes wait until dispatching resumes
+		// Applied before, perhaps; changes wait until dispatching resumes.
+		return ctrl.Result{}, r.reportSuspended(ctx, w)
 	}
 	if controllerutil.AddFinalizer(w, Finalizer) {
 		if err := r.Client.Update(ctx, w); err != nil {
@@ -470,6 +472,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		r.Events.Outcome(syncWorkload, evErr, "Successfully applied resource("+name+") to cluster "+cluster, w, tmpl)
 	}
 	meta.SetStatusCondition(&w.Status.Conditions, cond)
+	_, resumed := setDispatching(w, false)
 	if statuses != nil || applyErr == nil {
 		w.Status.ManifestStatuses = statuses
 	}
@@ -494,6 +497,9 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}
+		if resumed {
+			r.Events.Normal(w, events.WorkDispatching, workv1alpha1.WorkDispatchingMessage)
+		}
 	}
 	if apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {
 		// The Work goes with the namespace in a moment; no error to log.
@@ -509,6 +515,45 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		return ctrl.Result{}, fmt.Errorf("apply Work %s/%s: %w", w.Namespace, w.Name, applyErr)
 	}
 	return ctrl.Result{}, nil
+}
+
+// reportSuspended writes the Dispatching condition of a Work whose
+// dispatching is suspended (False, SuspendDispatching) and raises Karmada's
+// WorkDispatching event when that is a change.
+func (r *Reconciler) reportSuspended(ctx context.Context, w *workv1alpha1.Work) error {
+	changed, news := setDispatching(w, true)
+	if !changed {
+		return nil
+	}
+	if err := r.Client.Status().Update(ctx, w); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err))
+	}
+	if news {
+		r.Events.Normal(w, events.WorkDispatching, workv1alpha1.WorkSuspendDispatchingMessage)
+	}
+	return nil
+}
+
+// setDispatching sets w's Dispatching condition (Karmada's): False with
+// SuspendDispatching while suspended, else True with Dispatching. It
+// reports whether the condition changed, and whether that is worth
+// Karmada's WorkDispatching event: it changed status, or appeared False. A Work that was never
+// suspended gets its condition True with its first status report, in the
+// same write, and no event (Karmada raises one per Work; at thousands of
+// Works a burst's event writes would double).
+func setDispatching(w *workv1alpha1.Work, suspended bool) (changed, news bool) {
+	cond := metav1.Condition{Type: workv1alpha1.WorkDispatching, Status: metav1.ConditionTrue,
+		Reason: workv1alpha1.WorkDispatchingReason, Message: workv1alpha1.WorkDispatchingMessage}
+	if suspended {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.WorkSuspendDispatchingReason, workv1alpha1.WorkSuspendDispatchingMessage
+	}
+	prev := meta.FindStatusCondition(w.Status.Conditions, cond.Type)
+	if prev != nil && prev.Status == cond.Status && prev.Reason == cond.Reason && prev.Message == cond.Message {
+		return false, false
+	}
+	news = (prev != nil && prev.Status != cond.Status) || (prev == nil && suspended)
+	meta.SetStatusCondition(&w.Status.Conditions, cond)
+	return true, news
 }
 
 // apply creates or updates one manifest and returns its reflected status,

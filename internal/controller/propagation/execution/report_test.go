@@ -39,3 +39,26 @@ func TestFirstReportWait(t *testing.T) {
 		})
 	}
 }
+
+func TestSetDispatching(t *testing.T) {
+	w := &workv1alpha1.Work{}
+	if changed, news := setDispatching(w, false); !changed || news {
+		t.Errorf("a first True condition is written with the report and raises no event: changed %v, news %v", changed, news)
+	}
+	if changed, _ := setDispatching(w, false); changed {
+		t.Error("the same condition again is no change")
+	}
+	if changed, news := setDispatching(w, true); !changed || !news {
+		t.Errorf("suspending is a change and news: changed %v, news %v", changed, news)
+	}
+	c := w.Status.Conditions[0]
+	if c.Type != workv1alpha1.WorkDispatching || c.Status != metav1.ConditionFalse || c.Reason != "SuspendDispatching" || c.Message != "Work dispatching is in a suspended state." {
+		t.Errorf("suspended condition = %+v", c)
+	}
+	if changed, news := setDispatching(w, false); !changed || !news {
+		t.Errorf("resuming is a change and news: changed %v, news %v", changed, news)
+	}
+	if fresh := (&workv1alpha1.Work{}); func() bool { _, news := setDispatching(fresh, true); return !news }() {
+		t.Error("a Work born suspended raises the event")
+	}
+}

@@ -249,16 +249,18 @@ func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1al
 // condition from the Works of the target clusters.
 func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work) ([]workv1alpha2.AggregatedStatusItem, metav1.Condition) {
 	var items []workv1alpha2.AggregatedStatusItem
-	var pending, stale []string
+	var pending, stale, held []string
 	for _, tc := range targets {
 		item := workv1alpha2.AggregatedStatusItem{ClusterName: tc.Name}
 		w := works[tc.Name]
+		behind := false
 		if w != nil {
 			if c := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied); c != nil {
 				item.Applied = c.Status == metav1.ConditionTrue
 				if !item.Applied {
 					item.AppliedMessage = c.Message
 				}
+				behind = c.ObservedGeneration != 0 && c.ObservedGeneration != w.Generation
 			}
 			if len(w.Status.ManifestStatuses) > 0 {
 				ms := w.Status.ManifestStatuses[0]
@@ -268,6 +270,10 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 		}
 		if !item.Applied {
 			pending = append(pending, tc.Name)
+		} else if behind && w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching {
+			// Applied, but dispatching is suspended (the policy's
+			// suspension) since an earlier version.
+			held = append(held, tc.Name)
 		} else if _, old := w.Annotations[binding.StaleRenderingAnnotation]; old {
 			// Applied, but an earlier rendering: the current one could not
 			// be made for this cluster.
@@ -285,6 +291,10 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 		sort.Strings(pending)
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
 		cond.Message = fmt.Sprintf("Not applied yet in %d of %d clusters: %s", len(pending), len(targets), strings.Join(pending, ", "))
+	case len(held) > 0:
+		sort.Strings(held)
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
+		cond.Message = fmt.Sprintf("Dispatching is suspended in %d of %d clusters, which hold an earlier version of the template: %s", len(held), len(targets), strings.Join(held, ", "))
 	case len(stale) > 0:
 		sort.Strings(stale)
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason

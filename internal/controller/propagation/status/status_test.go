@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -61,5 +62,25 @@ func TestAggregateStaleRenderingIsNotFullyApplied(t *testing.T) {
 	want := "The Works of 1 of 2 clusters hold an earlier version of the template: member3 (override for cluster member3: /spec/nosuch does not exist)"
 	if cond.Status != metav1.ConditionFalse || cond.Reason != workv1alpha2.FullyAppliedFailedReason || cond.Message != want {
 		t.Errorf("condition = %+v, want False/%s %q", cond, workv1alpha2.FullyAppliedFailedReason, want)
+	}
+}
+
+func TestAggregateSuspendedDispatchingIsNotFullyApplied(t *testing.T) {
+	targets := []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member2"}}
+	held := work(metav1.ConditionTrue, "", `{}`)
+	held.Generation, held.Status.Conditions[0].ObservedGeneration = 3, 2
+	held.Spec.SuspendDispatching = ptr.To(true)
+	current := work(metav1.ConditionTrue, "", `{}`)
+	current.Generation, current.Status.Conditions[0].ObservedGeneration = 2, 2
+	current.Spec.SuspendDispatching = ptr.To(true)
+	_, cond := Aggregate(targets, map[string]*workv1alpha1.Work{"member1": current, "member2": held})
+	want := "Dispatching is suspended in 1 of 2 clusters, which hold an earlier version of the template: member2"
+	if cond.Status != metav1.ConditionFalse || cond.Message != want {
+		t.Errorf("condition = %+v, want False %q", cond, want)
+	}
+	// Suspended, but nothing changed since it was applied: fully applied.
+	held.Generation = 2
+	if _, cond := Aggregate(targets, map[string]*workv1alpha1.Work{"member1": current, "member2": held}); cond.Status != metav1.ConditionTrue {
+		t.Errorf("a suspended Work holding the current version is applied: %+v", cond)
 	}
 }

@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestPolicyFieldsActAsInKarmada applies, as a Karmada user would, the
+// policy fields that act beyond placement: dispatch suspension on one
+// cluster (kubectl set image reaches member1 only; member2 converges once
+// it is lifted; deleting the template while suspended still cleans
+// member2), dependentOverrides (no binding until the override exists, and
+// the first member copy carries it) and deletion protection (refused,
+// naming the label; allowed once the label goes).
+func TestPolicyFieldsActAsInKarmada(t *testing.T) {
+	s := sharedStackOf(t, 2)
+	s.kubectl("", "create", "namespace", "fields")
+
+	t.Run("suspension on member2 holds its copy back until lifted", func(t *testing.T) {
+		suspended := `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: fields}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+  suspension:
+    dispatchingOnClusters: {clusterNames: [member2]}
+`
+		s.mustApply(t, "", suspended+"---\n"+deploymentYAML("fields", "web", 1, "nginx:1.26"))
+		image := "jsonpath={.spec.template.spec.containers[0].image}"
+		s.waitFor(t, "nginx:1.26", "member1", "deploy", "web", "-n", "fields", "-o", image)
+		work := `jsonpath={.items[?(@.metadata.annotations.resourcebinding\.karmada\.io/name=="web-deployment")].status.conditions[?(@.type=="Dispatching")].reason}`
+		s.waitFor(t, "SuspendDispatching", "", "work", "-n", "karmada-es-member2", "-o", work)
+		if got := s.get("member2", "deploy", "web", "-n", "fields", "-o", "name"); got != "" {
+			t.Fatalf("web reached member2 while its dispatching is suspended: %s", got)
+		}
+		s.waitFor(t, "WorkDispatching", "", "events", "-n", "karmada-es-member2", "--field-selector", "reason=WorkDispatching", "-o", "jsonpath={.items[0].reason}")
+		if out := s.flotilla("explain", "deployment", "web", "-n", "fields"); !strings.Contains(out, "Suspended:  dispatching to member2, by spec.suspension of") {
+			t.Errorf("flotilla explain does not say what is suspended:\n%s", out)
+		}
+
+		s.kubectl("", "set", "image", "deployment/web", "-n", "fields", "app=nginx:1.27")
+		s.waitFor(t, "nginx:1.27", "member1", "deploy", "web", "-n", "fields", "-o", image)
+		s.mustApply(t, "", strings.Split(suspended, "  suspension:")[0])
+		s.waitFor(t, "nginx:1.27", "member2", "deploy", "web", "-n", "fields", "-o", image)
+		s.waitFor(t, "Dispatching", "", "work", "-n", "karmada-es-member2", "-o", work)
+
+		// Suspended again, then the template deleted: member2 is cleaned.
+		s.mustApply(t, "", suspended)
+		s.waitFor(t, "SuspendDispatching", "", "work", "-n", "karmada-es-member2", "-o", work)
+		s.kubectl("", "delete", "deployment", "web", "-n", "fields")
+		s.waitFor(t, "", "member2", "deploy", "web", "-n", "fields", "-o", "name")
+		s.waitFor(t, "", "member1", "deploy", "web", "-n", "fields", "-o", "name")
+	})
+
+	t.Run("dependentOverrides: nothing propagates until the override exists", func(t *testing.T) {
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: api, namespace: fields}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: api}]
+  dependentOverrides: [api-op]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+---
+`+deploymentYAML("fields", "api", 1, "nginx:1.26"))
+		s.waitFor(t, "ApplyPolicyFailed", "", "events", "-n", "fields", "--field-selector", "involvedObject.name=api,reason=ApplyPolicyFailed", "-o", "jsonpath={.items[0].reason}")
+		if msg := s.get("", "events", "-n", "fields", "--field-selector", "involvedObject.name=api,reason=ApplyPolicyFailed", "-o", "jsonpath={.items[0].message}"); !strings.Contains(msg, "OverridePolicy fields/api-op does not exist yet") {
+			t.Errorf("the event does not name the missing override: %q", msg)
+		}
+		if rb := s.get("", "rb", "api-deployment", "-n", "fields", "-o", "name"); rb != "" {
+			t.Fatalf("the binding exists while the dependent override is missing: %s", rb)
+		}
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: api-op, namespace: fields}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: api}]
+  overrideRules:
+  - targetCluster: {clusterNames: [member1]}
+    overriders:
+      imageOverrider: [{component: Tag, operator: replace, value: "1.27"}]
+`)
+		s.waitFor(t, "nginx:1.27", "member1", "deploy", "api", "-n", "fields", "-o", "jsonpath={.spec.template.spec.containers[0].image}")
+		// The first copy already carried the override: the member's
+		// Deployment was never rolled out with another template.
+		if gen := s.get("member1", "deploy", "api", "-n", "fields", "-o", "jsonpath={.metadata.generation}"); gen != "1" {
+			t.Errorf("member1's Deployment is at generation %s: it was created without the override and changed after", gen)
+		}
+	})
+
+	t.Run("a deletion-protected object is refused deletion, naming the label", func(t *testing.T) {
+		s.kubectl("", "create", "configmap", "keep", "-n", "fields", "--from-literal=k=v")
+		s.kubectl("", "label", "configmap", "keep", "-n", "fields", "resourcetemplate.karmada.io/deletion-protected=Always")
+		kc, ctx := s.kubeconfig("")
+		out, err := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "delete", "configmap", "keep", "-n", "fields").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "please make sure to remove the label: resourcetemplate.karmada.io/deletion-protected") {
+			t.Fatalf("deleting a protected ConfigMap: err %v, output %s; want a refusal naming the label", err, out)
+		}
+		s.kubectl("", "label", "configmap", "keep", "-n", "fields", "resourcetemplate.karmada.io/deletion-protected-")
+		s.kubectl("", "delete", "configmap", "keep", "-n", "fields")
+	})
+}
