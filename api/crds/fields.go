@@ -1,0 +1,172 @@
+package crds
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FieldUse says what acts on one spec field of the served CRDs, or that
+// nothing does. Every spec field of every served CRD is covered by one
+// entry (a test walks the CRDs), so a field that is added without deciding
+// what reads it fails CI instead of being served and silently ignored.
+type FieldUse struct {
+	// Kinds are the kinds whose CRDs have the field (twins such as
+	// PropagationPolicy and ClusterPropagationPolicy share entries).
+	Kinds []string
+	// Path is the field's path under the object, such as
+	// "spec.placement.clusterAffinities[].overflowAffinities"; "[]" marks
+	// the items of a list.
+	Path string
+	// Subtree says that the entry covers every field under Path too: for
+	// values acted on whole (a label selector, a pod template, a metric
+	// spec). Without it, each field under Path needs its own entry.
+	Subtree bool
+	// ActedOnBy names the controllers or admission plugins that act on the
+	// field; empty when the field does not act.
+	ActedOnBy string
+	// NotActing, when the field does not act, says why and what happens to
+	// it (stored, kept, documented); docs/reference/compatibility.md lists
+	// every such field.
+	NotActing string
+}
+
+var (
+	propagationPolicies = []string{"PropagationPolicy", "ClusterPropagationPolicy"}
+	overridePolicies    = []string{"OverridePolicy", "ClusterOverridePolicy"}
+	bindings            = []string{"ResourceBinding", "ClusterResourceBinding"}
+)
+
+// Fields is the table of every spec field of every served CRD.
+var Fields = []FieldUse{
+	// PropagationPolicy and ClusterPropagationPolicy.
+	{Kinds: propagationPolicies, Path: "spec", ActedOnBy: "detector"},
+	{Kinds: propagationPolicies, Path: "spec.resourceSelectors", Subtree: true, ActedOnBy: "detector (claims), FlotillaPolicyClaim admission"},
+	{Kinds: propagationPolicies, Path: "spec.priority", ActedOnBy: "detector"},
+	{Kinds: propagationPolicies, Path: "spec.preemption", ActedOnBy: "detector (gate PropagationPolicyPreemption)"},
+	{Kinds: propagationPolicies, Path: "spec.activationPreference", ActedOnBy: "detector"},
+	{Kinds: propagationPolicies, Path: "spec.dependentOverrides", ActedOnBy: "detector"},
+	{Kinds: propagationPolicies, Path: "spec.propagateDeps", ActedOnBy: "dependencies distributor (gate PropagateDeps)"},
+	{Kinds: propagationPolicies, Path: "spec.association", NotActing: "deprecated by Karmada in favour of propagateDeps, and read by no Karmada controller either; stored"},
+	{Kinds: propagationPolicies, Path: "spec.schedulerName", ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.conflictResolution", ActedOnBy: "execution controller"},
+	{Kinds: propagationPolicies, Path: "spec.preserveResourcesOnDeletion", ActedOnBy: "execution controller"},
+	{Kinds: propagationPolicies, Path: "spec.suspension", Subtree: true, ActedOnBy: "detector, binding controller, execution controller"},
+	{Kinds: propagationPolicies, Path: "spec.schedulePriority", Subtree: true, NotActing: "stored; the scheduler does not order bindings by priority yet"},
+	{Kinds: propagationPolicies, Path: "spec.failover", ActedOnBy: "taint manager, application failover"},
+	{Kinds: propagationPolicies, Path: "spec.failover.cluster", Subtree: true, ActedOnBy: "taint manager, graceful eviction"},
+	{Kinds: propagationPolicies, Path: "spec.failover.application", Subtree: true, ActedOnBy: "application failover, graceful eviction"},
+	{Kinds: propagationPolicies, Path: "spec.placement", ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinity", Subtree: true, ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities", ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].affinityName", ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].clusterNames", ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].exclude", ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].fieldSelector", Subtree: true, ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].labelSelector", Subtree: true, ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].overflowAffinities", Subtree: true, NotActing: "stored; replicas do not spill over to overflow tiers yet"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterTolerations", Subtree: true, ActedOnBy: "scheduler, taint manager"},
+	{Kinds: propagationPolicies, Path: "spec.placement.spreadConstraints", Subtree: true, ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.replicaScheduling", Subtree: true, ActedOnBy: "scheduler"},
+	{Kinds: propagationPolicies, Path: "spec.placement.workloadAffinity", Subtree: true, NotActing: "stored; workload affinity groups are not scheduled together or apart yet (gate WorkloadAffinity, off in Karmada too)"},
+
+	// OverridePolicy and ClusterOverridePolicy.
+	{Kinds: overridePolicies, Path: "spec", ActedOnBy: "binding controller"},
+	{Kinds: overridePolicies, Path: "spec.resourceSelectors", Subtree: true, ActedOnBy: "binding controller"},
+	{Kinds: overridePolicies, Path: "spec.overrideRules", Subtree: true, ActedOnBy: "binding controller, FlotillaValidation admission"},
+	{Kinds: overridePolicies, Path: "spec.targetCluster", Subtree: true, ActedOnBy: "binding controller (Karmada's deprecated single rule)"},
+	{Kinds: overridePolicies, Path: "spec.overriders", Subtree: true, ActedOnBy: "binding controller (Karmada's deprecated single rule)"},
+
+	// ResourceBinding and ClusterResourceBinding: written by the detector
+	// and the scheduler, read by the binding, status and failover
+	// controllers.
+	{Kinds: bindings, Path: "spec", ActedOnBy: "binding controller"},
+	{Kinds: bindings, Path: "spec.resource", Subtree: true, ActedOnBy: "binding controller, status controller"},
+	{Kinds: bindings, Path: "spec.replicas", ActedOnBy: "scheduler"},
+	{Kinds: bindings, Path: "spec.replicaRequirements", Subtree: true, ActedOnBy: "scheduler"},
+	{Kinds: bindings, Path: "spec.components", Subtree: true, NotActing: "written by the detector from the interpreter's GetComponents; the scheduler does not place components yet"},
+	{Kinds: bindings, Path: "spec.clusters", ActedOnBy: "binding controller"},
+	{Kinds: bindings, Path: "spec.clusters[].name", ActedOnBy: "binding controller"},
+	{Kinds: bindings, Path: "spec.clusters[].replicas", ActedOnBy: "binding controller"},
+	{Kinds: bindings, Path: "spec.clusters[].components", Subtree: true, NotActing: "kept, so that bindings written by Karmada's tools round-trip; components are not divided per cluster yet"},
+	{Kinds: bindings, Path: "spec.placement", Subtree: true, ActedOnBy: "scheduler (the policy's placement, copied; see the policy's entries)"},
+	{Kinds: bindings, Path: "spec.propagateDeps", ActedOnBy: "dependencies distributor"},
+	{Kinds: bindings, Path: "spec.requiredBy", Subtree: true, ActedOnBy: "dependencies distributor, binding controller"},
+	{Kinds: bindings, Path: "spec.gracefulEvictionTasks", Subtree: true, ActedOnBy: "graceful eviction, binding controller"},
+	{Kinds: bindings, Path: "spec.failover", Subtree: true, ActedOnBy: "taint manager, application failover"},
+	{Kinds: bindings, Path: "spec.conflictResolution", ActedOnBy: "binding controller, execution controller"},
+	{Kinds: bindings, Path: "spec.rescheduleTriggeredAt", ActedOnBy: "scheduler"},
+	{Kinds: bindings, Path: "spec.suspension", Subtree: true, ActedOnBy: "scheduler (scheduling), binding controller (dispatching)"},
+	{Kinds: bindings, Path: "spec.preserveResourcesOnDeletion", ActedOnBy: "binding controller"},
+	{Kinds: bindings, Path: "spec.schedulerName", ActedOnBy: "scheduler"},
+	{Kinds: bindings, Path: "spec.schedulePriority", Subtree: true, NotActing: "not written (the policy's schedulePriority does not act yet); stored"},
+	{Kinds: bindings, Path: "spec.workloadAffinityGroups", Subtree: true, NotActing: "not written (the policy's workloadAffinity does not act yet); stored"},
+
+	// Work.
+	{Kinds: []string{"Work"}, Path: "spec", ActedOnBy: "execution controller"},
+	{Kinds: []string{"Work"}, Path: "spec.workload", Subtree: true, ActedOnBy: "execution controller"},
+	{Kinds: []string{"Work"}, Path: "spec.suspendDispatching", ActedOnBy: "execution controller"},
+	{Kinds: []string{"Work"}, Path: "spec.preserveResourcesOnDeletion", ActedOnBy: "execution controller"},
+
+	// Cluster.
+	{Kinds: []string{"Cluster"}, Path: "spec", ActedOnBy: "cluster controller"},
+	{Kinds: []string{"Cluster"}, Path: "spec.id", ActedOnBy: "join, register (set); agentcsrapproving"},
+	{Kinds: []string{"Cluster"}, Path: "spec.syncMode", ActedOnBy: "execution controller, agent"},
+	{Kinds: []string{"Cluster"}, Path: "spec.apiEndpoint", ActedOnBy: "member registry"},
+	{Kinds: []string{"Cluster"}, Path: "spec.secretRef", Subtree: true, ActedOnBy: "member registry"},
+	{Kinds: []string{"Cluster"}, Path: "spec.insecureSkipTLSVerification", ActedOnBy: "member registry"},
+	{Kinds: []string{"Cluster"}, Path: "spec.impersonatorSecretRef", Subtree: true, NotActing: "the Cluster proxy impersonates the caller with the secretRef credentials; stored"},
+	{Kinds: []string{"Cluster"}, Path: "spec.proxyURL", NotActing: "members are reached directly, not through an HTTP proxy; stored"},
+	{Kinds: []string{"Cluster"}, Path: "spec.proxyHeader", Subtree: true, NotActing: "members are reached directly, not through an HTTP proxy; stored"},
+	{Kinds: []string{"Cluster"}, Path: "spec.provider", ActedOnBy: "scheduler"},
+	{Kinds: []string{"Cluster"}, Path: "spec.region", ActedOnBy: "scheduler"},
+	{Kinds: []string{"Cluster"}, Path: "spec.zone", ActedOnBy: "scheduler"},
+	{Kinds: []string{"Cluster"}, Path: "spec.zones", ActedOnBy: "scheduler"},
+	{Kinds: []string{"Cluster"}, Path: "spec.taints", Subtree: true, ActedOnBy: "scheduler, taint manager"},
+	{Kinds: []string{"Cluster"}, Path: "spec.resourceModels", Subtree: true, NotActing: "stored; placement does not estimate capacity from resource models yet"},
+
+	// ClusterTaintPolicy, WorkloadRebalancer.
+	{Kinds: []string{"ClusterTaintPolicy"}, Path: "spec", Subtree: true, ActedOnBy: "clusterTaintPolicy controller"},
+	{Kinds: []string{"WorkloadRebalancer"}, Path: "spec", Subtree: true, ActedOnBy: "workloadRebalancer controller"},
+
+	// Autoscaling.
+	{Kinds: []string{"FederatedHPA"}, Path: "spec", Subtree: true, ActedOnBy: "federatedHPA controller, FlotillaValidation and FlotillaDefaulting admission"},
+	{Kinds: []string{"CronFederatedHPA"}, Path: "spec", Subtree: true, ActedOnBy: "cronFederatedHPA controller, FlotillaValidation admission"},
+
+	// Resource interpreter.
+	{Kinds: []string{"ResourceInterpreterCustomization"}, Path: "spec", Subtree: true, ActedOnBy: "resource interpreter"},
+
+	// Networking.
+	{Kinds: []string{"MultiClusterService"}, Path: "spec", Subtree: true, ActedOnBy: "multiClusterService, endpointsliceCollect and endpointsliceDispatch controllers"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec", Subtree: true, NotActing: "stored; no controller serves MultiClusterIngress yet"},
+	{Kinds: []string{"ServiceExport"}, Path: "spec", ActedOnBy: "serviceExport controller"},
+	{Kinds: []string{"ServiceExport"}, Path: "spec.exportedLabels", Subtree: true, NotActing: "mcs-api's newer field, not in Karmada's mcs-api; stored"},
+	{Kinds: []string{"ServiceExport"}, Path: "spec.exportedAnnotations", Subtree: true, NotActing: "mcs-api's newer field, not in Karmada's mcs-api; stored"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec", ActedOnBy: "serviceImport controller"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.type", ActedOnBy: "serviceImport controller"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.ports", Subtree: true, ActedOnBy: "serviceImport controller"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.ips", NotActing: "accepted and ignored (Karmada copies it into the derived Service's status)"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.sessionAffinity", NotActing: "accepted and ignored"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.sessionAffinityConfig", Subtree: true, NotActing: "accepted and ignored"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.ipFamilies", NotActing: "accepted and ignored"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.internalTrafficPolicy", NotActing: "accepted and ignored"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.trafficDistribution", NotActing: "accepted and ignored"},
+
+	// Kinds served and stored, with no controller yet.
+	{Kinds: []string{"FederatedResourceQuota"}, Path: "spec", Subtree: true, NotActing: "stored; no controller enforces FederatedResourceQuota yet"},
+	{Kinds: []string{"Remedy"}, Path: "spec", Subtree: true, NotActing: "stored; no controller acts on Remedy yet"},
+}
+
+// NotActingMarkdown is the list of the fields that do not act, one
+// Markdown bullet per entry ("- Kind, Kind2 `path`: why"), in table order:
+// docs/reference/compatibility.md holds it between the markers
+// <!-- not-acting:begin --> and <!-- not-acting:end -->, checked by a test.
+func NotActingMarkdown() string {
+	var b strings.Builder
+	for _, e := range Fields {
+		if e.NotActing == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s `%s`: %s.\n", strings.Join(e.Kinds, ", "), e.Path, e.NotActing)
+	}
+	return b.String()
+}
