@@ -12,6 +12,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/app/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
@@ -34,6 +35,7 @@ type managerFlags struct {
 	lease               string
 	opts                controllermanager.Options
 	logs                *logsapi.LoggingConfiguration
+	purgeMode           string // --no-execute-taint-eviction-purge-mode, checked in run
 }
 
 // DefaultMetricsAddr is where Flotilla's components serve Prometheus
@@ -84,6 +86,10 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"run the taint manager, which evicts bindings from clusters with NoExecute taints they do not tolerate (with --feature-gates=Failover=true and --enable-no-execute-taint-eviction)")
 	fl.BoolVar(&f.opts.EnableNoExecuteTaintEviction, "enable-no-execute-taint-eviction", false,
 		"let the taint manager evict bindings from clusters with untolerated NoExecute taints (needs --feature-gates=Failover=true); off, NoExecute taints only keep new placements away")
+	fl.Float64Var(&f.opts.ResourceEvictionRate, "resource-eviction-rate", 0.5,
+		"how many bindings a second the taint manager evicts at most, so that a NoExecute taint on a busy cluster moves its workloads gradually; 0 stops evictions")
+	fl.StringVar(&f.purgeMode, "no-execute-taint-eviction-purge-mode", string(policyv1alpha1.PurgeModeGracefully),
+		"how the taint manager evicts a binding whose policy sets no failover.cluster: Gracefully (the old copy stays until the new one is healthy elsewhere) or Directly (removed at once, then rescheduled)")
 	fl.DurationVar(&f.opts.GracefulEvictionTimeout, "graceful-eviction-timeout", gracefuleviction.DefaultTimeout,
 		"how long an evicted cluster keeps its copy while the replacement elsewhere is not yet healthy (graceful eviction tasks without gracePeriodSeconds)")
 	fl.DurationVar(&f.opts.CronFederatedHPAMissedRunWindow, "cronfederatedhpa-missed-run-window", cronfederatedhpa.DefaultMissedRunWindow,
@@ -99,6 +105,15 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 	if le := f.opts.LeaderElection; f.opts.LeaderElect && (*le.RenewDeadline >= *le.LeaseDuration || *le.RetryPeriod <= 0) {
 		return usageError{fmt.Errorf("--leader-elect-renew-deadline (%s) must be less than --leader-elect-lease-duration (%s), and --leader-elect-retry-period (%s) positive",
 			*le.RenewDeadline, *le.LeaseDuration, *le.RetryPeriod)}
+	}
+	switch mode := policyv1alpha1.PurgeMode(f.purgeMode); mode {
+	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
+		f.opts.NoExecuteTaintEvictionPurgeMode = mode
+	default:
+		return usageError{fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, not %q", f.purgeMode)}
+	}
+	if f.opts.ResourceEvictionRate < 0 {
+		return usageError{fmt.Errorf("--resource-eviction-rate must be 0 or more evictions a second, not %g", f.opts.ResourceEvictionRate)}
 	}
 	if err := applyLogging(f.logs); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -31,6 +32,7 @@ func TestFailover(t *testing.T) {
 	extended(t)
 	s := startStack(t, 3, "--feature-gates=Failover=true",
 		"--controller-manager-arg=--enable-no-execute-taint-eviction=true",
+		"--controller-manager-arg=--resource-eviction-rate=4",
 		"--controller-manager-arg=--graceful-eviction-timeout=90s",
 		"--controller-manager-arg=--cluster-failure-threshold=10s")
 	s.kubectl("", "create", "namespace", "fo")
@@ -84,6 +86,44 @@ spec:
 		s.kubectl("", "patch", "cluster", "member2", "--type=json", "-p", `[{"op":"remove","path":"/spec/taints"}]`)
 		s.waitFor(t, "fast", "member2", "configmap", "settings", "-n", "fo", "-o", "jsonpath={.data.mode}")
 		s.waitFor(t, "fo-reader", "member2", "clusterrole", "fo-reader", "-o", "jsonpath={.metadata.name}")
+	})
+
+	t.Run("evictions are paced by --resource-eviction-rate", func(t *testing.T) {
+		const n = 20
+		var docs []string
+		for i := range n {
+			docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: paced-%d, namespace: fo, labels: {set: paced}}\ndata: {i: \"%d\"}\n", i, i))
+		}
+		docs = append(docs, `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: paced, namespace: fo}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, labelSelector: {matchLabels: {set: paced}}}]
+  placement: {clusterAffinity: {clusterNames: [member2, member3]}}
+  failover: {cluster: {purgeMode: Directly}}
+`)
+		s.mustApply(t, "", strings.Join(docs, "---\n"))
+		placed := func() int {
+			out := s.get("", "rb", "-n", "fo", "-o", `jsonpath={range .items[?(@.spec.resource.name)]}{.spec.resource.name}={.spec.clusters[*].name}{"\n"}{end}`)
+			count := 0
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "paced-") && strings.Contains(line, "member2") {
+					count++
+				}
+			}
+			return count
+		}
+		eventually(t, 2*time.Minute, "the paced ConfigMaps placed on member2", func() (bool, string) { return placed() == n, fmt.Sprint(placed()) })
+		start := time.Now()
+		s.kubectl("", "patch", "cluster", "member2", "--type=merge", "-p", `{"spec":{"taints":[{"key":"maintenance","value":"pace","effect":"NoExecute"}]}}`)
+		eventually(t, 2*time.Minute, "every paced binding evicted from member2", func() (bool, string) { return placed() == 0, fmt.Sprint(placed()) })
+		// 4 a second with a burst of one: 20 evictions take at least 4.75 s.
+		if took := time.Since(start); took < 4750*time.Millisecond {
+			t.Errorf("%d evictions at --resource-eviction-rate=4 took %s; want at least 4.75s", n, took)
+		}
+		s.kubectl("", "patch", "cluster", "member2", "--type=json", "-p", `[{"op":"remove","path":"/spec/taints"}]`)
+		s.kubectl("", "delete", "pp", "paced", "-n", "fo")
+		s.kubectl("", "delete", "configmap", "-n", "fo", "-l", "set=paced")
 	})
 
 	t.Run("a failed cluster's replicas move, and its stale copy goes when it returns", func(t *testing.T) {

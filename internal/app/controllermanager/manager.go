@@ -38,6 +38,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/federatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/applicationfailover"
@@ -162,6 +163,15 @@ type Options struct {
 	// from clusters with untolerated NoExecute taints
 	// (--enable-no-execute-taint-eviction, false as in Karmada).
 	EnableNoExecuteTaintEviction bool
+	// ResourceEvictionRate is how many bindings a second the taint manager
+	// evicts at most (--resource-eviction-rate, 0.5 as in Karmada; 0
+	// stops evictions). Negative is refused by the command.
+	ResourceEvictionRate float64
+	// NoExecuteTaintEvictionPurgeMode is the purge mode of an eviction
+	// whose policy sets no failover.cluster
+	// (--no-execute-taint-eviction-purge-mode: Gracefully, as in Karmada,
+	// or Directly); empty means Gracefully.
+	NoExecuteTaintEvictionPurgeMode policyv1alpha1.PurgeMode
 	// GracefulEvictionTimeout is how long a graceful eviction task waits
 	// for a healthy replacement (--graceful-eviction-timeout, 10m).
 	GracefulEvictionTimeout time.Duration
@@ -290,9 +300,11 @@ var builders = []builder{
 		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
 			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}
 		if s.taintManagerEvicts() {
+			pace := taintmanager.NewPace(s.opts.ResourceEvictionRate) // one rate for both kinds
 			for _, kind := range binding.Kinds {
 				tm := &taintmanager.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock,
-					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.recorders.For("taint-manager"), Gate: s.gate}
+					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.recorders.For("taint-manager"), Gate: s.gate,
+					Pace: pace, DefaultPurgeMode: s.opts.NoExecuteTaintEvictionPurgeMode}
 				if s.opts.FastPaths.Preschedule && s.on["scheduler"] {
 					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true}.Preschedule
 				}

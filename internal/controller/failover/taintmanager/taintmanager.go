@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -57,6 +58,42 @@ type Reconciler struct {
 	// Gate, if set, is touched by every eviction write, so status reports
 	// give way to a failover as they do to propagation (statusgate.Gate).
 	Gate *statusgate.Gate
+	// Pace, if set, paces evictions (one binding each) across the
+	// reconcilers that share it: Karmada's --resource-eviction-rate.
+	Pace *Pace
+	// DefaultPurgeMode is the purge mode of a binding whose policy sets no
+	// failover.cluster (Karmada's --no-execute-taint-eviction-purge-mode);
+	// empty means Gracefully.
+	DefaultPurgeMode policyv1alpha1.PurgeMode
+}
+
+// Pace spaces evictions to a rate per second (Karmada's
+// --resource-eviction-rate, 0.5 by default): a NoExecute taint on a
+// cluster holding many bindings evicts them a few at a time instead of
+// moving every workload at once. A rate of 0 stops evictions.
+type Pace struct {
+	limiter *rate.Limiter
+}
+
+// NewPace returns a Pace of perSecond evictions a second (>= 0), with a
+// burst of one.
+func NewPace(perSecond float64) *Pace {
+	return &Pace{limiter: rate.NewLimiter(rate.Limit(perSecond), 1)}
+}
+
+// HaltedRetry is how soon an eviction held back by a rate of 0 is tried
+// again (Karmada's longest eviction delay).
+const HaltedRetry = 30 * time.Minute
+
+// halted reports a rate of 0: no eviction is written.
+func (p *Pace) halted() bool { return p != nil && p.limiter.Limit() == 0 }
+
+// wait blocks until the next eviction may be written, or ctx ends.
+func (p *Pace) wait(ctx context.Context) error {
+	if p == nil {
+		return nil
+	}
+	return p.limiter.Wait(ctx)
 }
 
 // SetupWithManager reconciles a binding when it changes, and every binding
@@ -123,7 +160,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(evict) == 0 {
 		return ctrl.Result{RequeueAfter: after}, nil
 	}
+	if r.Pace.halted() {
+		log.FromContext(ctx).V(1).Info("Eviction held back: --resource-eviction-rate is 0", "binding", klog.KObj(b), "clusters", evict)
+		return ctrl.Result{RequeueAfter: HaltedRetry}, nil
+	}
+	if err := r.Pace.wait(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	purge := policyv1alpha1.PurgeModeGracefully
+	if r.DefaultPurgeMode != "" {
+		purge = r.DefaultPurgeMode
+	}
 	if f := spec.Failover; f != nil && f.Cluster != nil && f.Cluster.PurgeMode != "" {
 		purge = policyv1alpha1.NormalizePurgeMode(f.Cluster.PurgeMode)
 	}

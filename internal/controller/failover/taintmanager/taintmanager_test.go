@@ -33,3 +33,23 @@ func TestDue(t *testing.T) {
 		}
 	}
 }
+
+func TestPaceSpacesEvictions(t *testing.T) {
+	p := NewPace(20) // one every 50 ms
+	start := time.Now()
+	for range 5 {
+		if err := p.wait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first is immediate (burst 1), the next four 50 ms apart.
+	if took := time.Since(start); took < 190*time.Millisecond {
+		t.Errorf("5 evictions at 20/s took %s, want at least 200ms less the first", took)
+	}
+	if NewPace(0.5).halted() || !NewPace(0).halted() || (*Pace)(nil).halted() {
+		t.Error("only a rate of 0 halts evictions")
+	}
+	if err := (*Pace)(nil).wait(t.Context()); err != nil {
+		t.Errorf("no pace waits for nothing: %v", err)
+	}
+}
