@@ -34,7 +34,7 @@ up: build
 
 # The tiers of tests (docs/development.md). Each has one purpose; `make test` runs them in
 # order, prints each one's time, and is what CI runs.
-#   verify       generated files, gofmt, go vet, golangci-lint (.golangci.yml)
+#   verify       generated files, gofmt, golangci-lint (.golangci.yml; its govet is go vet)
 #   unit         every pure test (no API server of its own), with the race detector
 #   fuzz         each fuzz target for FUZZTIME (the seed corpora also run in unit)
 #   integration  the controllers in-process against real API servers (test/integration)
@@ -52,10 +52,9 @@ test: build
 	@hack/tier e2e $(MAKE) --no-print-directory e2e
 	@hack/tier summary
 
-## verify: generated files are fresh, gofmt, go vet and golangci-lint
+## verify: generated files are fresh, gofmt, and golangci-lint (whose govet is go vet's checks)
 verify: verify-generated lint
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt: run gofmt -w on:" $$unformatted >&2; exit 1; fi
-	$(GO) vet ./...
 
 ## lint: golangci-lint at the version hack/tools pins, with .golangci.yml
 lint: $(LINT)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,7 +39,7 @@ spec:
 			t.Fatalf("web reached member2 while its dispatching is suspended: %s", got)
 		}
 		s.waitFor(t, "WorkDispatching", "", "events", "-n", "karmada-es-member2", "--field-selector", "reason=WorkDispatching", "-o", "jsonpath={.items[0].reason}")
-		if out := s.flotilla("explain", "deployment", "web", "-n", "fields"); !strings.Contains(out, "Suspended:  dispatching to member2, by spec.suspension of") {
+		if out := s.flotilla("explain", "deployment", "web", "-n", "fields", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config")); !strings.Contains(out, "Suspended:  dispatching to member2, by spec.suspension of") {
 			t.Errorf("flotilla explain does not say what is suspended:\n%s", out)
 		}
 

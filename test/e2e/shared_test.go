@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -22,7 +23,7 @@ import (
 )
 
 // Most tests run on a stack they share with others of the same member count: starting a
-// stack costs 12-25 s, and a shared one is started once for the package. A test on a
+// stack costs 12-25 s, and shared ones are started once per lane at most. A test on a
 // shared stack isolates itself by namespace and by names; when it ends, resetStack deletes
 // what it left (namespaces, objects in the namespaces every stack starts with, custom
 // resource definitions, Karmada policies) in the control plane and in the members, and
@@ -32,72 +33,73 @@ import (
 // Tests that need their own flags, break a stack on purpose or count what a stack does
 // from its start call startStack instead.
 
-// sharedStacks are the running shared stacks by member count; TestMain stops them.
-// sharedMu guards the map; turns[n] is held by the test using the n-member stack.
+// sharedStacks are the running shared stacks, in use or idle; TestMain stops them. There
+// can be several of one member count: a test takes an idle one, or starts one when every
+// stack of its size is in use by a test in the other lane. sharedMu guards the slice and
+// the inUse flags.
 var (
-	sharedStacks = map[int]*sharedStack{}
+	sharedStacks []*sharedStack
 	sharedMu     sync.Mutex
-	turns        = map[int]*sync.Mutex{}
 )
-
-// sharedGet and sharedSet read and write sharedStacks under sharedMu.
-func sharedGet(members int) *sharedStack {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	return sharedStacks[members]
-}
-
-func sharedSet(members int, sh *sharedStack) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if sh == nil {
-		delete(sharedStacks, members)
-		return
-	}
-	sharedStacks[members] = sh
-}
-
-// takeTurn waits until no other test uses the shared stack of that many
-// members, then a lane; both are held until t ends.
-func takeTurn(t *testing.T, members int) {
-	t.Parallel()
-	sharedMu.Lock()
-	turn := turns[members]
-	if turn == nil {
-		turn = &sync.Mutex{}
-		turns[members] = turn
-	}
-	sharedMu.Unlock()
-	turn.Lock()
-	t.Cleanup(turn.Unlock)
-	lanes <- struct{}{}
-	t.Cleanup(func() { <-lanes })
-}
 
 type sharedStack struct {
 	dataDir  string
 	members  int
 	baseline map[string]map[types.UID]bool // per cluster ("" is the control plane): what it held once up
 	broken   bool
+	inUse    bool
 }
 
-// sharedStackOf gives a test the shared stack with that many members, starting it when
-// there is none. e2e tests are skipped with -short.
+// takeShared marks an idle running stack of that many members in use and returns it, or
+// returns nil when there is none.
+func takeShared(members int) *sharedStack {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	for _, sh := range sharedStacks {
+		if sh.members == members && !sh.inUse {
+			sh.inUse = true
+			return sh
+		}
+	}
+	return nil
+}
+
+// addShared records a stack that has just started, in use.
+func addShared(sh *sharedStack) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	sh.inUse = true
+	sharedStacks = append(sharedStacks, sh)
+}
+
+// releaseShared makes sh idle again, or forgets it (gone: it is being stopped).
+func releaseShared(sh *sharedStack, gone bool) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	sh.inUse = false
+	if gone {
+		sharedStacks = slices.DeleteFunc(sharedStacks, func(o *sharedStack) bool { return o == sh })
+	}
+}
+
+// sharedStackOf gives a test a shared stack with that many members, once the test has a
+// lane, starting one when none is idle. e2e tests are skipped with -short.
 func sharedStackOf(t *testing.T, members int) *stack {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	takeTurn(t, members)
-	sh := sharedGet(members)
+	inLane(t)
+	sh := takeShared(members)
 	if sh == nil {
 		dir, err := os.MkdirTemp("", "flotilla-e2e-shared")
 		if err != nil {
 			t.Fatal(err)
 		}
 		sh = &sharedStack{dataDir: dir, members: members, broken: true}
+		started := false
 		t.Cleanup(func() {
-			if sh.broken && sharedGet(members) != sh {
+			if !started {
 				sh.stop() // up failed: nothing else will stop it
 			}
 		})
@@ -115,7 +117,8 @@ func sharedStackOf(t *testing.T, members int) *stack {
 			}
 		}
 		sh.broken = false
-		sharedSet(members, sh)
+		started = true
+		addShared(sh)
 	}
 	s := &stack{t: t, dataDir: sh.dataDir, shared: sh}
 	t.Cleanup(func() {
@@ -124,11 +127,12 @@ func sharedStackOf(t *testing.T, members int) *stack {
 			err := sh.reset()
 			if err == nil {
 				t.Logf("the shared %d-member stack was reset in %s", members, time.Since(start).Round(100*time.Millisecond))
+				releaseShared(sh, false)
 				return
 			}
 			t.Logf("the shared %d-member stack could not be reset, the next test gets a fresh one: %v", members, err)
 		}
-		sharedSet(members, nil)
+		releaseShared(sh, true)
 		sh.stop()
 	})
 	return s
@@ -146,10 +150,10 @@ func (s *stack) markBroken() {
 func stopSharedStacks() {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	for n, sh := range sharedStacks {
+	for _, sh := range sharedStacks {
 		sh.stop()
-		delete(sharedStacks, n)
 	}
+	sharedStacks = nil
 }
 
 func (sh *sharedStack) stop() {

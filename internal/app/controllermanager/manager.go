@@ -40,7 +40,9 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/deploymentreplicassyncer"
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/federatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/hpascaletargetmarker"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/applicationfailover"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/clustertaintpolicy"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
@@ -83,7 +85,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
-	agentcsrapproving.ControllerName}
+	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName}
 
 // LeaderElection holds Karmada's leader-election settings. Durations are
 // pointers so that nil means controller-runtime's defaults, which equal
@@ -114,7 +116,7 @@ func (l LeaderElection) namespace() string {
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
 // (--controllers=*,agentcsrapproving).
-var DisabledByDefault = []string{agentcsrapproving.ControllerName}
+var DisabledByDefault = []string{agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -459,6 +461,12 @@ var builders = []builder{
 		}
 		return []setup{&multiclusterservice.Dispatcher{Client: s.client, Events: &eventrecord.Recorder{
 			Events: s.recorders.For("endpointslice-dispatch-controller"), Scheme: s.mgr.GetScheme()}}}, nil
+	}},
+	{hpascaletargetmarker.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&hpascaletargetmarker.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper()}}, nil
+	}},
+	{deploymentreplicassyncer.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&deploymentreplicassyncer.Reconciler{Client: s.client}}, nil
 	}},
 	{agentcsrapproving.ControllerName, func(s *shared) ([]setup, error) {
 		kube, err := kubernetes.NewForConfig(s.mgr.GetConfig())
