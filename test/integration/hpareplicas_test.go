@@ -87,7 +87,9 @@ func TestHPAMarkerAndReplicasSyncer(t *testing.T) {
 				return *d.Spec.Replicas == 4, describe("spec", *d.Spec.Replicas, "status", d.Status.Replicas)
 			})
 		waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-deployment"}},
-			"the binding to divide 4", func(b *workv1alpha2.ResourceBinding) (bool, string) { return b.Spec.Replicas == 4, describe(b.Spec.Clusters) })
+			"the binding to divide 4", func(b *workv1alpha2.ResourceBinding) (bool, string) {
+				return b.Spec.Replicas == 4, describe(b.Spec.Clusters)
+			})
 		// The members keep what their HPAs set (retain-replicas).
 		for c, n := range map[string]int32{"member1": 3, "member2": 1} {
 			cur := &appsv1.Deployment{}
