@@ -51,7 +51,7 @@ var Fields = []FieldUse{
 	{Kinds: propagationPolicies, Path: "spec.conflictResolution", ActedOnBy: "execution controller"},
 	{Kinds: propagationPolicies, Path: "spec.preserveResourcesOnDeletion", ActedOnBy: "execution controller"},
 	{Kinds: propagationPolicies, Path: "spec.suspension", Subtree: true, ActedOnBy: "detector, binding controller, execution controller"},
-	{Kinds: propagationPolicies, Path: "spec.schedulePriority", Subtree: true, NotActing: "stored; the scheduler does not order bindings by priority yet"},
+	{Kinds: propagationPolicies, Path: "spec.schedulePriority", Subtree: true, ActedOnBy: "detector (the PriorityClass's value into the binding; gate PriorityBasedScheduling)"},
 	{Kinds: propagationPolicies, Path: "spec.failover", ActedOnBy: "taint manager, application failover"},
 	{Kinds: propagationPolicies, Path: "spec.failover.cluster", Subtree: true, ActedOnBy: "taint manager, graceful eviction"},
 	{Kinds: propagationPolicies, Path: "spec.failover.application", Subtree: true, ActedOnBy: "application failover, graceful eviction"},
@@ -67,7 +67,7 @@ var Fields = []FieldUse{
 	{Kinds: propagationPolicies, Path: "spec.placement.clusterTolerations", Subtree: true, ActedOnBy: "scheduler, taint manager"},
 	{Kinds: propagationPolicies, Path: "spec.placement.spreadConstraints", Subtree: true, ActedOnBy: "scheduler"},
 	{Kinds: propagationPolicies, Path: "spec.placement.replicaScheduling", Subtree: true, ActedOnBy: "scheduler"},
-	{Kinds: propagationPolicies, Path: "spec.placement.workloadAffinity", Subtree: true, NotActing: "stored; workload affinity groups are not scheduled together or apart yet (gate WorkloadAffinity, off in Karmada too)"},
+	{Kinds: propagationPolicies, Path: "spec.placement.workloadAffinity", Subtree: true, ActedOnBy: "detector (the binding's groups), scheduler (gate WorkloadAffinity)"},
 
 	// OverridePolicy and ClusterOverridePolicy.
 	{Kinds: overridePolicies, Path: "spec", ActedOnBy: "binding controller"},
@@ -98,8 +98,8 @@ var Fields = []FieldUse{
 	{Kinds: bindings, Path: "spec.suspension", Subtree: true, ActedOnBy: "scheduler (scheduling), binding controller (dispatching)"},
 	{Kinds: bindings, Path: "spec.preserveResourcesOnDeletion", ActedOnBy: "binding controller"},
 	{Kinds: bindings, Path: "spec.schedulerName", ActedOnBy: "scheduler"},
-	{Kinds: bindings, Path: "spec.schedulePriority", Subtree: true, NotActing: "not written (the policy's schedulePriority does not act yet); stored"},
-	{Kinds: bindings, Path: "spec.workloadAffinityGroups", Subtree: true, NotActing: "not written (the policy's workloadAffinity does not act yet); stored"},
+	{Kinds: bindings, Path: "spec.schedulePriority", Subtree: true, ActedOnBy: "scheduler (its queue hands out higher priorities first)"},
+	{Kinds: bindings, Path: "spec.workloadAffinityGroups", Subtree: true, ActedOnBy: "scheduler (WorkloadAffinity and WorkloadAntiAffinity filters)"},
 
 	// Work.
 	{Kinds: []string{"Work"}, Path: "spec", ActedOnBy: "execution controller"},

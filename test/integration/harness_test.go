@@ -78,7 +78,7 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"cluster", clusterCases},
-		{"detector", slices.Concat(detectorCases, preemptionCases, lazyCases, dependentOverrideCases)},
+		{"detector", slices.Concat(detectorCases, preemptionCases, lazyCases, dependentOverrideCases, schedulePriorityCases)},
 		{"scheduler", schedulerCases},
 		{"binding", slices.Concat(bindingCases, suspensionCases)},
 		{"execution", executionCases},

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -169,6 +170,29 @@ var deletionProtectionCases = []integrationCase{
 			update(e, e.controlPlane, cm, func(c *corev1.ConfigMap) { c.Labels[workv1alpha2.DeletionProtectionLabelKey] = "Never" })
 			e.delete(e.controlPlane, cm)
 			e.waitGone(e.controlPlane, cm, "the ConfigMap deleted once its label no longer says Always")
+		},
+	},
+}
+
+// schedulePriorityCases check a policy's spec.schedulePriority (Karmada's
+// PriorityBasedScheduling) through the detector: the PriorityClass's value
+// reaches the binding; a missing class is reported and waited for.
+var schedulePriorityCases = []integrationCase{
+	{
+		name: "a policy's PriorityClass reaches the binding; a missing one is named and its creation applies the policy",
+		run: func(e *env) {
+			class := "prio-" + e.ns
+			p := e.policy("web").selecting("Deployment", "web").to("member1").obj()
+			p.Spec.SchedulePriority = &policyv1alpha1.SchedulePriority{PriorityClassSource: policyv1alpha1.KubePriorityClass, PriorityClassName: class}
+			e.create(e.controlPlane, p)
+			e.create(e.controlPlane, e.deployment("web", 1))
+			e.waitEvent("web", "ApplyPolicyFailed", "the PriorityClass "+class+" that "+e.ns+"/web names in spec.schedulePriority.priorityClassName does not exist")
+			pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Value: 1000}
+			e.createClusterScoped(pc)
+			waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-deployment"}},
+				"the binding's schedulePriority 1000", func(b *workv1alpha2.ResourceBinding) (bool, string) {
+					return b.Spec.SchedulePriority != nil && b.Spec.SchedulePriority.Priority == 1000, describe(b.Spec.SchedulePriority)
+				})
 		},
 	},
 }

@@ -93,20 +93,7 @@ func TestWebhookAnswersWithTheSameVerdict(t *testing.T) {
 				Object: runtime.RawExtension{Raw: raw},
 			},
 		}
-		body, _ := json.Marshal(in)
-		res, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out admissionv1.AdmissionReview
-		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
-		if out.Response == nil || out.Response.UID != "1" {
-			t.Fatalf("response %+v does not answer request 1", out.Response)
-		}
-		return out.Response
+		return postReview(t, srv.URL, in)
 	}
 	if r := review(cronObject(t, "0 9 * * *", "UTC")); !r.Allowed {
 		t.Errorf("valid object refused: %+v", r.Result)
@@ -262,14 +249,24 @@ func TestDeletionProtection(t *testing.T) {
 	srv := httptest.NewServer(webhook.Handler(New()))
 	defer srv.Close()
 	raw, _ := json.Marshal(labelled("Always").Object)
-	body, _ := json.Marshal(admissionv1.AdmissionReview{
+	resp := postReview(t, srv.URL, admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{UID: "2", Operation: admissionv1.Delete, Name: "web", Namespace: "shop",
+		Request: &admissionv1.AdmissionRequest{UID: "1", Operation: admissionv1.Delete, Name: "web", Namespace: "shop",
 			Kind:      metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
 			Resource:  metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 			OldObject: runtime.RawExtension{Raw: raw}},
 	})
-	res, err := http.Post(srv.URL, "application/json", bytes.NewReader(body))
+	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusForbidden {
+		t.Errorf("the webhook's answer to a protected delete: %+v", resp)
+	}
+}
+
+// postReview sends review (whose request has UID 1) to the webhook at url
+// and returns its response.
+func postReview(t *testing.T, url string, review admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	t.Helper()
+	body, _ := json.Marshal(review)
+	res, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +275,8 @@ func TestDeletionProtection(t *testing.T) {
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Response == nil || out.Response.Allowed || out.Response.Result == nil || out.Response.Result.Code != http.StatusForbidden {
-		t.Errorf("the webhook's answer to a protected delete: %+v", out.Response)
+	if out.Response == nil || out.Response.UID != "1" {
+		t.Fatalf("response %+v does not answer request 1", out.Response)
 	}
+	return out.Response
 }

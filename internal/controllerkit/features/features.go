@@ -54,6 +54,21 @@ const (
 	// copies as labels (Karmada's gate, alpha, off by default).
 	StatefulFailoverInjection featuregate.Feature = "StatefulFailoverInjection"
 
+	// PriorityBasedScheduling lets a policy's spec.schedulePriority act
+	// (Karmada's gate, beta, on by default): the detector resolves its
+	// PriorityClass into the binding's spec.schedulePriority.priority, and
+	// the scheduler's queue hands out higher priorities first. Off, the
+	// field is stored and the binding gets no priority.
+	PriorityBasedScheduling featuregate.Feature = "PriorityBasedScheduling"
+
+	// WorkloadAffinity lets a policy's placement.workloadAffinity act
+	// (Karmada's gate, alpha, off by default): the detector writes each
+	// ResourceBinding's spec.workloadAffinityGroups from the template's
+	// label, and the scheduler keeps a group's workloads on the same
+	// clusters (affinity) or apart (anti-affinity). Off, the field is
+	// stored and nothing groups workloads.
+	WorkloadAffinity featuregate.Feature = "WorkloadAffinity"
+
 	// ClientsAllowCBOR lets Flotilla's clients read objects in CBOR from API
 	// servers that serve it (client-go's gate of the same name, KEP-4222;
 	// the local stack's API servers run with CBORServingAndStorage). An API
@@ -72,6 +87,8 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	Failover:                    {Default: false, PreRelease: featuregate.Beta},
 	GracefulEviction:            {Default: true, PreRelease: featuregate.Beta},
 	StatefulFailoverInjection:   {Default: false, PreRelease: featuregate.Alpha},
+	PriorityBasedScheduling:     {Default: true, PreRelease: featuregate.Beta},
+	WorkloadAffinity:            {Default: false, PreRelease: featuregate.Alpha},
 	ClientsAllowCBOR:            {Default: true, PreRelease: featuregate.Alpha},
 }
 

@@ -59,6 +59,32 @@ func (p *problem) rejection(cluster *clusterv1alpha1.Cluster, matcher *clusteraf
 			return reason
 		}
 	}
+	if !held {
+		if reason := workloadGroupRejection(p.in.Workloads, cluster.Name); reason != "" {
+			return reason
+		}
+	}
+	return ""
+}
+
+// workloadGroupRejection implements Karmada's WorkloadAffinity and WorkloadAntiAffinity
+// filters: with an affinity group, a cluster must hold every other placed workload of the
+// group; with an anti-affinity group, none. A cluster that already holds the binding is
+// never rejected by them (the caller spares it), so they never take a workload away.
+func workloadGroupRejection(g *WorkloadGroups, cluster string) string {
+	if g == nil {
+		return ""
+	}
+	for _, peer := range g.Affinity {
+		if len(peer.Clusters) > 0 && !slices.Contains(peer.Clusters, cluster) {
+			return fmt.Sprintf("workload affinity group %s: %s is not placed on it", g.AffinityGroup, peer.Name)
+		}
+	}
+	for _, peer := range g.AntiAffinity {
+		if slices.Contains(peer.Clusters, cluster) {
+			return fmt.Sprintf("workload anti-affinity group %s: %s is placed on it", g.AntiAffinityGroup, peer.Name)
+		}
+	}
 	return ""
 }
 

@@ -74,10 +74,36 @@ type Input struct {
 	// NoExecute taint here. Off, such a cluster is dropped by the scheduler itself.
 	TaintManagerEvicts bool
 
+	// Workloads are the other workloads of the binding's workload affinity groups
+	// (placement.workloadAffinity, resolved into spec.workloadAffinityGroups), for
+	// Karmada's WorkloadAffinity and WorkloadAntiAffinity filters. Nil when it has none.
+	Workloads *WorkloadGroups
+
 	// StepTimer, if set, is told how long each step of the algorithm took, per affinity term
 	// tried: "Filter" (the filters), "Select" (capacity estimates and spread constraints) and
 	// "AssignReplicas" (replicaScheduling), Karmada's scheduleStep names. Nil reads no clock.
 	StepTimer func(step string, d time.Duration)
+}
+
+// WorkloadGroups are the binding's workload affinity groups and the other ResourceBindings
+// of its namespace in each (Karmada's WorkloadAffinity and WorkloadAntiAffinity filters).
+type WorkloadGroups struct {
+	// AffinityGroup is spec.workloadAffinityGroups.affinityGroup ("<key>=<value>"); a
+	// cluster is feasible only if every binding in Affinity is placed on it.
+	AffinityGroup string
+	Affinity      []Peer
+	// AntiAffinityGroup is spec.workloadAffinityGroups.antiAffinityGroup; a cluster is
+	// feasible only if no binding in AntiAffinity is placed on it.
+	AntiAffinityGroup string
+	AntiAffinity      []Peer
+}
+
+// Peer is another binding of a workload group and the clusters it is placed on. A peer
+// with no clusters yet constrains nothing, so the first workload of a group is never
+// blocked.
+type Peer struct {
+	Name     string
+	Clusters []string
 }
 
 // The steps StepTimer is told about.

@@ -480,7 +480,10 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 			return err
 		}
 	}
-	return d.watchOverrides(ctx)
+	if err := d.watchOverrides(ctx); err != nil {
+		return err
+	}
+	return d.watchPriorityClasses(ctx)
 }
 
 func policySpecUnchanged(o, n any) bool {

@@ -39,6 +39,13 @@ type policy struct {
 	claim policymatch.Claim
 	obj   client.Object
 	spec  *policyv1alpha1.PropagationSpec
+	// schedulePriority is spec.schedulePriority resolved (schedulePriority),
+	// for the binding.
+	schedulePriority *workv1alpha2.SchedulePriority
+	// workloadAffinityGroups are the template's groups under the policy's
+	// placement.workloadAffinity (with the WorkloadAffinity gate), for the
+	// binding.
+	workloadAffinityGroups *workv1alpha2.WorkloadAffinityGroups
 }
 
 func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
@@ -98,6 +105,18 @@ func (d *Detector) reconcile(ctx context.Context, key templateKey) error {
 		err := d.ensureBinding(ctx, claimed, dec.policy, keepPlacement)
 		observeApplyPolicy(err, matched)
 		return err
+	}
+	if dec.policy.schedulePriority, err = d.schedulePriority(ctx, dec.policy); err != nil {
+		var missing *missingPriorityClassError
+		if errors.As(err, &missing) {
+			// Reported; the PriorityClass's creation wakes this template.
+			d.Events.Outcome(applyPolicy, err, "", claimed)
+			return nil
+		}
+		return err
+	}
+	if features.Or(d.Features).Enabled(features.WorkloadAffinity) && claimed.GetNamespace() != "" {
+		dec.policy.workloadAffinityGroups = binding.WorkloadGroups(claimed.GetLabels(), dec.policy.spec.Placement.WorkloadAffinity)
 	}
 	err = d.ensureBinding(ctx, claimed, dec.policy, applyPlacement)
 	observeApplyPolicy(err, matched)
@@ -468,6 +487,8 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 		spec.ConflictResolution = ps.ConflictResolution
 		spec.PreserveResourcesOnDeletion = ps.PreserveResourcesOnDeletion
 		spec.Suspension = binding.MergeSuspension(spec.Suspension, ps.Suspension)
+		spec.SchedulePriority = p.schedulePriority
+		spec.WorkloadAffinityGroups = p.workloadAffinityGroups
 	}
 	labels := b.GetLabels()
 	if labels == nil {

@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -75,7 +76,7 @@ func (r *Reconciler) newBinding() binding.Object {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("scheduler")).
-		For(r.newBinding(), builder.WithPredicates(countIncoming)).
+		Watches(r.newBinding(), byPriority{}, builder.WithPredicates(countIncoming)).
 		WatchesRawSource(r.wakeup.Source()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
@@ -97,6 +98,54 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}, builder.WithPredicates(queue.NotInitialList)).
 		WithOptions(queue.Options(mgr, 4)).
 		Complete(r)
+}
+
+// byPriority queues a binding at its spec.schedulePriority.priority
+// (Karmada's PriorityBasedScheduling): the queue hands out higher
+// priorities first, in arrival order within one. What an informer's first
+// list finds stays at handler.LowPriority, below every binding's priority,
+// which is raised above it when lower.
+type byPriority struct{}
+
+var _ handler.TypedEventHandler[client.Object, reconcile.Request] = byPriority{}
+
+// Priority is the queue priority of binding b (0 without a schedulePriority).
+func Priority(b client.Object) int {
+	bo, ok := b.(binding.Object)
+	if !ok || binding.Spec(bo).SchedulePriority == nil {
+		return 0
+	}
+	return max(int(binding.Spec(bo).SchedulePriority.Priority), handler.LowPriority+1)
+}
+
+func (byPriority) add(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object, initial bool) {
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)}
+	pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	if !ok {
+		q.Add(req)
+		return
+	}
+	prio := Priority(o)
+	if initial {
+		prio = handler.LowPriority
+	}
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: &prio}, req)
+}
+
+func (h byPriority) Create(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.add(q, e.Object, e.IsInInitialList)
+}
+
+func (h byPriority) Update(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.add(q, e.ObjectNew, false)
+}
+
+func (h byPriority) Delete(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.add(q, e.Object, false)
+}
+
+func (h byPriority) Generic(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.add(q, e.Object, false)
 }
 
 func feasibilityChanged(o, n *clusterv1alpha1.Cluster) bool {
@@ -182,7 +231,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
-	decision, schedErr := scheduler.Decide(input(b, live(clusters.Items), r.TaintManagerEvicts))
+	decision, schedErr := decide(ctx, r.Client, b, live(clusters.Items), r.TaintManagerEvicts)
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
 	var noFit *scheduler.NoClusterFitError
@@ -311,7 +360,7 @@ func (p Prescheduler) Preschedule(ctx context.Context, c client.Reader, b bindin
 	start := time.Now()
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
-	decision, err := scheduler.Decide(input(b, live, p.TaintManagerEvicts))
+	decision, err := decide(ctx, c, b, live, p.TaintManagerEvicts)
 	if err != nil {
 		return nil // the controller's attempt, which follows, is the one counted
 	}

@@ -56,3 +56,20 @@ func TestDispatchSuspended(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkloadGroups(t *testing.T) {
+	wa := &policyv1alpha1.WorkloadAffinity{
+		Affinity:     &policyv1alpha1.WorkloadAffinityTerm{GroupByLabelKey: "app.group"},
+		AntiAffinity: &policyv1alpha1.WorkloadAntiAffinityTerm{GroupByLabelKey: "replica.set"},
+	}
+	got := WorkloadGroups(map[string]string{"app.group": "fe", "replica.set": "a"}, wa)
+	if got == nil || got.AffinityGroup != "app.group=fe" || got.AntiAffinityGroup != "replica.set=a" {
+		t.Errorf("WorkloadGroups = %+v", got)
+	}
+	if got := WorkloadGroups(map[string]string{"other": "x"}, wa); got != nil {
+		t.Errorf("a template without the keys is in no group: %+v", got)
+	}
+	if got := WorkloadGroups(map[string]string{"app.group": "fe"}, nil); got != nil {
+		t.Errorf("no workloadAffinity, no group: %+v", got)
+	}
+}

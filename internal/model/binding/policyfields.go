@@ -42,3 +42,28 @@ func DispatchSuspended(s *workv1alpha2.Suspension, cluster string) bool {
 	}
 	return s.DispatchingOnClusters != nil && slices.Contains(s.DispatchingOnClusters.ClusterNames, cluster)
 }
+
+// WorkloadGroups returns a ResourceBinding's spec.workloadAffinityGroups
+// for a template with labels under a policy's placement.workloadAffinity
+// (Karmada's WorkloadAffinity): each group is "<groupByLabelKey>=<value>",
+// for the keys the template has; nil when it is in no group.
+func WorkloadGroups(labels map[string]string, wa *policyv1alpha1.WorkloadAffinity) *workv1alpha2.WorkloadAffinityGroups {
+	if wa == nil {
+		return nil
+	}
+	g := &workv1alpha2.WorkloadAffinityGroups{}
+	if wa.Affinity != nil {
+		if v, ok := labels[wa.Affinity.GroupByLabelKey]; ok {
+			g.AffinityGroup = wa.Affinity.GroupByLabelKey + "=" + v
+		}
+	}
+	if wa.AntiAffinity != nil {
+		if v, ok := labels[wa.AntiAffinity.GroupByLabelKey]; ok {
+			g.AntiAffinityGroup = wa.AntiAffinity.GroupByLabelKey + "=" + v
+		}
+	}
+	if g.AffinityGroup == "" && g.AntiAffinityGroup == "" {
+		return nil
+	}
+	return g
+}
