@@ -6,9 +6,9 @@
 //
 // Tests that run a stack run in lanes: at most FLOTILLA_E2E_LANES (2 by
 // default) at a time, in parallel, since most of an end-to-end test is
-// waiting for controllers; tests of one shared stack take turns on it, and
-// stacks start one at a time (two starting at once could pick the same free
-// port).
+// waiting for controllers. A shared stack serves one test at a time (a test
+// takes an idle one of its size or starts one), and stacks start one at a
+// time (two starting at once could pick the same free port).
 //
 // The binary comes from $FLOTILLA_BIN (make test builds it once for every
 // package); without it TestMain builds one.
