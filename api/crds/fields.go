@@ -144,7 +144,7 @@ var Fields = []FieldUse{
 	{Kinds: []string{"ServiceImport"}, Path: "spec", ActedOnBy: "serviceImport controller"},
 	{Kinds: []string{"ServiceImport"}, Path: "spec.type", ActedOnBy: "serviceImport controller"},
 	{Kinds: []string{"ServiceImport"}, Path: "spec.ports", Subtree: true, ActedOnBy: "serviceImport controller"},
-	{Kinds: []string{"ServiceImport"}, Path: "spec.ips", NotActing: "accepted and ignored (Karmada copies it into the derived Service's status)"},
+	{Kinds: []string{"ServiceImport"}, Path: "spec.ips", NotActing: "written to the derived Service's status.loadBalancer.ingress as Karmada does, which the API server refuses on a ClusterIP Service since Kubernetes 1.29: a SyncDerivedServiceFailed warning on the ServiceImport says so"},
 	{Kinds: []string{"ServiceImport"}, Path: "spec.sessionAffinity", NotActing: "accepted and ignored"},
 	{Kinds: []string{"ServiceImport"}, Path: "spec.sessionAffinityConfig", Subtree: true, NotActing: "accepted and ignored"},
 	{Kinds: []string{"ServiceImport"}, Path: "spec.ipFamilies", NotActing: "accepted and ignored"},

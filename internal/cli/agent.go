@@ -81,6 +81,7 @@ running what it has, nothing is deleted, and the agent catches up when it return
 	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
 	fl.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
 	fl.StringVar(&o.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
+	o.Election.AddFlags(fl, "agent of the cluster")
 	logs = addLoggingFlags(fl)
 	gates := features.New()
 	gates.AddFlag(fl)
@@ -90,6 +91,9 @@ running what it has, nothing is deleted, and the agent catches up when it return
 }
 
 func runAgent(ctx context.Context, o agent.Options) error {
+	if err := o.Election.Validate(); err != nil {
+		return usageError{err}
+	}
 	// KubeImpersonator is Karmada's second default: the reported token
 	// already lets the control plane impersonate callers.
 	var kept []string

@@ -6,7 +6,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -18,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/wirecodec"
@@ -32,7 +32,6 @@ import (
 // --cluster-status-update-frequency either).
 type managerFlags struct {
 	kubeconfig, context string
-	lease               string
 	opts                controllermanager.Options
 	logs                *logsapi.LoggingConfiguration
 	purgeMode           string // --no-execute-taint-eviction-purge-mode, checked in run
@@ -42,23 +41,15 @@ type managerFlags struct {
 // metrics unless told otherwise: Karmada's --metrics-bind-address default.
 const DefaultMetricsAddr = ":8080"
 
-// add registers the shared flags; healthAddr is the default probe address,
+// add registers the shared flags; what names the component in --leader-elect's
+// help, and healthAddr is the default probe address,
 // Karmada's for the component (:10357 for karmada-controller-manager,
 // :10351 for karmada-scheduler).
-func (f *managerFlags) add(cmd *cobra.Command, healthAddr string) {
+func (f *managerFlags) add(cmd *cobra.Command, what, healthAddr string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context of the control plane (default: the current context)")
-	fl.BoolVar(&f.opts.LeaderElect, "leader-elect", true, "elect one active replica (a Lease in karmada-system)")
-	f.opts.LeaderElection = controllermanager.LeaderElection{LeaseDuration: new(time.Duration), RenewDeadline: new(time.Duration), RetryPeriod: new(time.Duration)}
-	fl.DurationVar(f.opts.LeaderElection.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
-		"how long the other replicas wait, after the leader last renewed its lease, before one of them takes over")
-	fl.DurationVar(f.opts.LeaderElection.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
-		"how long the leader keeps trying to renew its lease before it stops leading; less than --leader-elect-lease-duration")
-	fl.DurationVar(f.opts.LeaderElection.RetryPeriod, "leader-elect-retry-period", 2*time.Second,
-		"how long replicas wait between attempts to acquire or renew the lease")
-	fl.StringVar(&f.opts.LeaderElection.Namespace, "leader-elect-resource-namespace", "karmada-system",
-		"namespace of the leader-election Lease")
+	f.opts.Election.AddFlags(fl, what)
 	fl.StringVar(&f.opts.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
 	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
@@ -102,9 +93,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 }
 
 func (f *managerFlags) run(cmd *cobra.Command) error {
-	if le := f.opts.LeaderElection; f.opts.LeaderElect && (*le.RenewDeadline >= *le.LeaseDuration || *le.RetryPeriod <= 0) {
-		return usageError{fmt.Errorf("--leader-elect-renew-deadline (%s) must be less than --leader-elect-lease-duration (%s), and --leader-elect-retry-period (%s) positive",
-			*le.RenewDeadline, *le.LeaseDuration, *le.RetryPeriod)}
+	if err := f.opts.Election.Validate(); err != nil {
+		return usageError{err}
 	}
 	switch mode := policyv1alpha1.PurgeMode(f.purgeMode); mode {
 	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
@@ -128,13 +118,12 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 		return err
 	}
 	f.opts.Config = cfg
-	f.opts.LeaderElectionID = f.lease
 	ctx = klog.NewContext(ctx, klog.Background())
 	return controllermanager.Run(ctx, f.opts)
 }
 
 func newControllerManagerCommand() *cobra.Command {
-	f := &managerFlags{lease: "flotilla-controller-manager", opts: controllermanager.Options{FastPaths: fastpath.All()}}
+	f := &managerFlags{opts: controllermanager.Options{Election: election.Config{Lease: election.ControllerManagerLease}, FastPaths: fastpath.All()}}
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run Flotilla's controllers against a control plane",
@@ -165,13 +154,13 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f.add(cmd, ":10357")
+	f.add(cmd, "controller manager", ":10357")
 	f.addControllerFlags(cmd)
 	return cmd
 }
 
 func newSchedulerCommand() *cobra.Command {
-	f := &managerFlags{lease: "flotilla-scheduler", opts: controllermanager.Options{FastPaths: fastpath.All()}}
+	f := &managerFlags{opts: controllermanager.Options{Election: election.Config{Lease: election.SchedulerLease}, FastPaths: fastpath.All()}}
 	f.opts.Controllers = []string{"scheduler"}
 	cmd := &cobra.Command{
 		Use:   "scheduler",
@@ -184,6 +173,6 @@ default-scheduler to member clusters. Pair it with
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f.add(cmd, ":10351")
+	f.add(cmd, "scheduler", ":10351")
 	return cmd
 }

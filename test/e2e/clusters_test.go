@@ -96,6 +96,13 @@ current-context: x
 		t.Errorf("join output %q", out)
 	}
 	s.waitFor(t, "True", "", "cluster", "member3", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	// What join made for the Cluster is owned by it, as karmadactl's join
+	// and karmada-agent own theirs: the credentials Secret and the Lease.
+	uid := s.get("", "cluster", "member3", "-o", "jsonpath={.metadata.uid}")
+	if got := s.get("", "secret", "member3", "-n", "karmada-cluster", "-o", `jsonpath={.metadata.ownerReferences[?(@.kind=="Cluster")].uid}/{.metadata.labels.karmada\.io/system}`); got != uid+"/true" {
+		t.Errorf("the credentials Secret's Cluster owner/system label: %q, want %s/true", got, uid)
+	}
+	s.waitFor(t, uid, "", "lease", "member3", "-n", "karmada-cluster", "-o", `jsonpath={.metadata.ownerReferences[?(@.kind=="Cluster")].uid}`)
 	if got := s.get("", "cluster", "member3", "-o", "jsonpath={.spec.syncMode}/{.spec.region}"); !strings.HasPrefix(got, "Push/") || got == "Push/" {
 		t.Errorf("joined Cluster syncMode/region %q: want Push and the region from the member's node labels", got)
 	}
@@ -285,4 +292,12 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: default}]
 	if got := s.get("member3", "serviceaccount", "karmada-member3", "-n", "karmada-cluster", "-o", "name"); got != "" {
 		t.Errorf("the member's service account is left: %q", got)
 	}
+
+	// karmadactl unjoin deletes only the Cluster: what Flotilla's join made
+	// for it goes with it, so a later karmadactl join finds no stale Secret.
+	run("join", "member3", "--cluster-kubeconfig", members, "--cluster-context", "member3")
+	s.waitFor(t, "member3", "", "lease", "member3", "-n", "karmada-cluster", "-o", "jsonpath={.metadata.name}")
+	s.kubectl("", "delete", "cluster", "member3")
+	s.waitFor(t, "", "", "secret", "member3", "-n", "karmada-cluster", "-o", "name")
+	s.waitFor(t, "", "", "lease", "member3", "-n", "karmada-cluster", "-o", "name")
 }

@@ -33,7 +33,7 @@ func TestExternalControlPlane(t *testing.T) {
 	extended(t)
 	s := startStack(t, 3, "--bare-members", "--controller-manager-replicas", "2")
 	t.Run("up --controller-manager-replicas 2 runs two that elect one leader", func(t *testing.T) {
-		if id := s.get("", "lease", "-n", "karmada-system", "flotilla-controller-manager", "-o", "jsonpath={.spec.holderIdentity}"); id == "" {
+		if id := s.get("", "lease", "-n", "karmada-system", "karmada-controller-manager", "-o", "jsonpath={.spec.holderIdentity}"); id == "" {
 			t.Errorf("the embedded control plane's controller-manager Lease has no holder")
 		}
 		leaders := 0

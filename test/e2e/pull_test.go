@@ -65,6 +65,39 @@ func TestPullMode(t *testing.T) {
 		}
 	}
 
+	// The agents of member2 elect a leader on the control plane, as
+	// karmada-agent's do: a second agent stands by and applies nothing.
+	holder := s.get("", "lease", "karmada-agent-member2", "-n", "karmada-system", "-o", "jsonpath={.spec.holderIdentity}")
+	if holder == "" {
+		t.Errorf("the agents' Lease karmada-system/karmada-agent-member2 has no holder")
+	}
+	m2KC, m2Ctx := s.kubeconfig("member2")
+	second := exec.Command(flotillaBin, "agent", "--cluster-name", "member2", "--kubeconfig", m2KC, "--context", m2Ctx,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	secondLog := filepath.Join(t.TempDir(), "second-agent.log")
+	logFile, err := os.Create(secondLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Stdout, second.Stderr = logFile, logFile
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string { b, _ := os.ReadFile(secondLog); return string(b) }
+	eventually(t, time.Minute, "the second agent to wait for the Lease", func() (bool, string) {
+		return strings.Contains(read(), "Attempting to acquire leader lease"), read()
+	})
+	time.Sleep(5 * time.Second) // a few retry periods: it must not take the Lease over
+	_ = second.Process.Kill()
+	_ = second.Wait()
+	logFile.Close()
+	if strings.Contains(read(), "Successfully acquired lease") {
+		t.Errorf("a second agent of member2 took the Lease while the first held it:\n%s", read())
+	}
+	if got := s.get("", "lease", "karmada-agent-member2", "-n", "karmada-system", "-o", "jsonpath={.spec.holderIdentity}"); got != holder {
+		t.Errorf("the Lease's holder changed from %q to %q", holder, got)
+	}
+
 	// The Cluster proxy reaches the Pull member with the credentials its
 	// agent reported.
 	if out := s.flotilla("get", "deploy", "nginx", "-C", "member2", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config")); !strings.Contains(out, "member2") {

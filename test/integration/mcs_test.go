@@ -223,6 +223,15 @@ var serviceImportCases = []integrationCase{
 			update(e, e.controlPlane, imp, func(u *unstructured.Unstructured) { setImportPorts(u, 80, 443) })
 			e.waitDerived("web", 80, 443)
 
+			// The import's spec.ips go to the Service's load balancer ingress, as
+			// in Karmada, which the API server refuses on a ClusterIP Service: one
+			// warning that says so, and the derived Service kept.
+			update(e, e.controlPlane, imp, func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedStringSlice(u.Object, []string{"10.9.0.1"}, "spec", "ips")
+			})
+			e.waitEvent("web", "SyncDerivedServiceFailed", "spec.ips stays on the ServiceImport only")
+			e.waitDerived("web", 80, 443)
+
 			update(e, e.controlPlane, imp, func(u *unstructured.Unstructured) {
 				_ = unstructured.SetNestedField(u.Object, "Headless", "spec", "type")
 			})

@@ -41,6 +41,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/execution"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/health"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
@@ -90,6 +91,11 @@ type Options struct {
 	// PprofAddr serves Go's /debug/pprof (--profiling-bind-address, as
 	// karmada-agent); "" or "0" disables.
 	PprofAddr string
+	// Election makes the agents of one cluster elect one active leader on
+	// the control plane, holding the Lease karmada-agent-<cluster> (Karmada's
+	// --leader-elect flags; Lease is set by Run). The zero value runs
+	// without an election: every agent started for the cluster applies.
+	Election election.Config
 	// Features are the feature gates; nil means the defaults.
 	Features featuregate.FeatureGate
 	// SkipNameValidation lets Run be called again in one process (tests).
@@ -140,7 +146,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("Registered the cluster with the control plane", "server", cp.Host)
 
-	mgr, err := ctrl.NewManager(cp, ctrl.Options{
+	mo := ctrl.Options{
 		Scheme:                 controlplane.NewScheme(),
 		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress: o.HealthAddr,
@@ -156,7 +162,11 @@ func Run(ctx context.Context, o Options) error {
 		},
 		// Leases and Secrets are read by name (the agent may not list them).
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&coordinationv1.Lease{}, &corev1.Secret{}}}},
-	})
+	}
+	el := o.Election
+	el.Lease = election.AgentLease(o.ClusterName)
+	el.Apply(&mo)
+	mgr, err := ctrl.NewManager(cp, mo)
 	if err != nil {
 		return fmt.Errorf("create the agent's manager: %w", err)
 	}
@@ -201,7 +211,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("set up the execution controller: %w", err)
 	}
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := health.Add(counted, false); err != nil {
+		if err := health.Add(counted, o.Election.Elect); err != nil {
 			return err
 		}
 	}
@@ -238,7 +248,7 @@ func registerCluster(ctx context.Context, c client.Client, o Options) error {
 	}
 	var secretRef *clusterv1alpha1.LocalSecretReference
 	if reports(o.ReportSecrets, ReportKubeCredentials) {
-		if secretRef, err = reportCredentials(ctx, c, o); err != nil {
+		if secretRef, err = reportCredentials(ctx, c, o, cl); err != nil {
 			return err
 		}
 	}

@@ -30,8 +30,9 @@ import (
 
 // reportCredentials gives the control plane a token for the member, as
 // `flotilla join` does for a Push-mode cluster, in the Secret
-// karmada-cluster/<cluster>, and returns the reference to it.
-func reportCredentials(ctx context.Context, c client.Client, o Options) (*clusterv1alpha1.LocalSecretReference, error) {
+// karmada-cluster/<cluster> owned by the Cluster (as karmada-agent does,
+// so that it goes with the Cluster), and returns the reference to it.
+func reportCredentials(ctx context.Context, c client.Client, o Options, cluster *clusterv1alpha1.Cluster) (*clusterv1alpha1.LocalSecretReference, error) {
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	token, err := join.MemberToken(tctx, o.Member, o.ClusterName)
@@ -44,13 +45,15 @@ func reportCredentials(ctx context.Context, c client.Client, o Options) (*cluste
 	switch err := c.Get(ctx, key, secret); {
 	case apierrors.IsNotFound(err):
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: data}
+		join.MarkOwned(secret, cluster)
 		if err := c.Create(ctx, secret); err != nil {
 			return nil, fmt.Errorf("report the member's credentials in Secret %s: %w", key, err)
 		}
 	case err != nil:
 		return nil, fmt.Errorf("read Secret %s: %w", key, err)
-	case !equality.Semantic.DeepEqual(secret.Data, data):
+	case !equality.Semantic.DeepEqual(secret.Data, data) || !join.OwnedBy(secret, cluster) || secret.Labels[join.SystemLabel] != "true":
 		secret.Data = data
+		join.MarkOwned(secret, cluster)
 		if err := c.Update(ctx, secret); err != nil {
 			return nil, fmt.Errorf("report the member's credentials in Secret %s: %w", key, err)
 		}

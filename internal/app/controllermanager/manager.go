@@ -63,6 +63,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/status"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/validation"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
@@ -87,32 +88,6 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName}
 
-// LeaderElection holds Karmada's leader-election settings. Durations are
-// pointers so that nil means controller-runtime's defaults, which equal
-// Karmada's (15s, 10s, 2s).
-type LeaderElection struct {
-	// LeaseDuration is how long a lease is valid without renewal: how long
-	// the other replicas wait before taking over from a leader that died
-	// (--leader-elect-lease-duration).
-	LeaseDuration *time.Duration
-	// RenewDeadline is how long the leader keeps retrying to renew before it
-	// gives up leading (--leader-elect-renew-deadline).
-	RenewDeadline *time.Duration
-	// RetryPeriod is the wait between attempts to acquire or renew
-	// (--leader-elect-retry-period).
-	RetryPeriod *time.Duration
-	// Namespace holds the Lease (--leader-elect-resource-namespace;
-	// default karmada-system).
-	Namespace string
-}
-
-func (l LeaderElection) namespace() string {
-	if l.Namespace == "" {
-		return "karmada-system"
-	}
-	return l.Namespace
-}
-
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
 // (--controllers=*,agentcsrapproving).
@@ -130,12 +105,11 @@ type Options struct {
 	// graceful-eviction timeouts. nil is the real clock; tests pass a
 	// k8s.io/utils/clock/testing.FakeClock and step it.
 	Clock clock.WithDelayedExecution
-	// LeaderElect makes replicas elect one active leader, holding the Lease
-	// karmada-system/<LeaderElectionID>.
-	LeaderElect      bool
-	LeaderElectionID string
-	// LeaderElection tunes the election (Karmada's --leader-elect-* flags).
-	LeaderElection LeaderElection
+	// Election makes replicas elect one active leader (Karmada's
+	// --leader-elect flags; its Lease is karmada-controller-manager, or
+	// karmada-scheduler for the scheduler run apart). The zero value runs
+	// without an election.
+	Election election.Config
 	// MetricsAddr serves Prometheus metrics on /metrics (Karmada's metric
 	// names, package metrics, with controller-runtime's); "0" disables, ""
 	// is controller-runtime's default, :8080.
@@ -259,7 +233,7 @@ func Run(ctx context.Context, o Options) error {
 	// every controller runs, so that their start is not slowed by it.
 	counted.Queues().HoldFirstListsUntilRunning(counted.Controllers(), queue.FirstListsHoldMax)
 	if o.HealthAddr != "0" && o.HealthAddr != "" {
-		if err := health.Add(counted, o.LeaderElect); err != nil {
+		if err := health.Add(counted, o.Election.Elect); err != nil {
 			return err
 		}
 	}
@@ -433,12 +407,16 @@ var builders = []builder{
 			Recorder: s.recorders.For("federatedHPA-controller")}}, nil
 	}},
 	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {
-		return []setup{&clustertaintpolicy.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil
-	}},
-	{applicationfailover.ControllerName, func(s *shared) ([]setup, error) {
+		// Karmada runs it only with the Failover gate: its taints evict
+		// through the taint manager, which the gate governs too.
 		if !features.Or(s.opts.Features).Enabled(features.Failover) {
 			return nil, nil
 		}
+		return []setup{&clustertaintpolicy.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil
+	}},
+	{applicationfailover.ControllerName, func(s *shared) ([]setup, error) {
+		// Not gated, as in Karmada: the Failover gate governs cluster
+		// failover only; failover.application acts with the default gates.
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &applicationfailover.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock, Recorder: s.recorders.For("application-failover")})
@@ -584,21 +562,13 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	}
 	// Flotilla's own kinds are read in CBOR where the API server serves it.
 	newInformer := wirecodec.NewInformerFunc(cfg, httpClient, scheme, mapper, controlplane.KarmadaGroups(scheme)...)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		MapperProvider:          func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
-		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        o.LeaderElectionID,
-		LeaderElectionNamespace: o.LeaderElection.namespace(),
-		LeaseDuration:           o.LeaderElection.LeaseDuration,
-		RenewDeadline:           o.LeaderElection.RenewDeadline,
-		RetryPeriod:             o.LeaderElection.RetryPeriod,
-		// A replica that stops on purpose hands the lease over at once.
-		LeaderElectionReleaseOnCancel: true,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsAddr},
-		HealthProbeBindAddress:        o.HealthAddr,
-		PprofBindAddress:              o.PprofAddr,
-		Controller:                    config.Controller{SkipNameValidation: &o.SkipNameValidation},
+	mo := ctrl.Options{
+		Scheme:                 scheme,
+		MapperProvider:         func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return mapper, nil },
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress: o.HealthAddr,
+		PprofBindAddress:       o.PprofAddr,
+		Controller:             config.Controller{SkipNameValidation: &o.SkipNameValidation},
 		Cache: cache.Options{
 			// managedFields are never read by the controllers and are a
 			// large share of every cached Work and binding.
@@ -611,7 +581,9 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 				// controller) and a local load balancer's backends are read.
 				&discoveryv1.EndpointSlice{}: {Label: slicesRead},
 			}},
-	})
+	}
+	o.Election.Apply(&mo)
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create controller manager: %w", err)
 	}

@@ -1,7 +1,8 @@
 // Package join registers a member cluster with the control plane in Push
 // mode, as `karmadactl join` does: it gives the control plane a service
 // account token for the member, stores it in a Secret in karmada-cluster,
-// and creates the Cluster object that points at it.
+// creates the Cluster object that points at it, and makes the Cluster the
+// Secret's owner (karmadactl's owner reference and karmada.io/system label).
 package join
 
 import (
@@ -110,6 +111,11 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 		}
 	}); err != nil {
 		return fmt.Errorf("join %s: write Cluster: %w", o.ClusterName, err)
+	}
+	// As karmadactl join: the Secret goes with the Cluster, so that a Cluster
+	// deleted by any tool leaves no stale credentials for a later join.
+	if err := Own(ctx, cp, cluster, secret); err != nil {
+		return fmt.Errorf("join %s: %w", o.ClusterName, err)
 	}
 	return nil
 }

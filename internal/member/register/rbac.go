@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 )
 
 // ClusterSecretNamespace is the control plane's namespace of member
@@ -52,7 +53,10 @@ const (
 //     status, and creating events;
 //   - Role+RoleBinding of that name in karmada-cluster: its Lease and its
 //     credentials Secret (resourceNames [cluster]) and creating them
-//     (Karmada's --report-secrets).
+//     (Karmada's --report-secrets);
+//   - Role+RoleBinding of that name in karmada-system: the agents'
+//     leader-election Lease (resourceNames [karmada-agent-<cluster>]),
+//     creating it, and the election's events.
 //
 // Nothing else: the agent cannot read another cluster's Works or Secrets.
 // The objects have no namespace-independent state; callers create or
@@ -83,6 +87,12 @@ func ClusterRBAC(cluster string) []client.Object {
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 		}},
 		roleBinding(ClusterSecretNamespace, name, subjects),
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: election.DefaultNamespace, Name: name}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{election.AgentLease(cluster)}, Verbs: []string{"get", "update", "patch"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+		}},
+		roleBinding(election.DefaultNamespace, name, subjects),
 	}
 }
 

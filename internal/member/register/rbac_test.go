@@ -62,6 +62,9 @@ func TestClusterRBACConfinesAnAgentToItsOwnCluster(t *testing.T) {
 		"delete its Cluster":                        {authorizer.AttributesRecord{Verb: "delete", APIGroup: "cluster.karmada.io", Resource: "clusters", Name: "member1"}, false},
 		"renew its Lease":                           {authorizer.AttributesRecord{Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "karmada-cluster", Name: "member1"}, true},
 		"update another cluster's Lease":            {authorizer.AttributesRecord{Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "karmada-cluster", Name: "member2"}, false},
+		"hold its agents' election Lease":           {authorizer.AttributesRecord{Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "karmada-system", Name: "karmada-agent-member1"}, true},
+		"hold another cluster's election Lease":     {authorizer.AttributesRecord{Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "karmada-system", Name: "karmada-agent-member2"}, false},
+		"take the controller manager's Lease":       {authorizer.AttributesRecord{Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "karmada-system", Name: "karmada-controller-manager"}, false},
 		"report its credentials Secret":             {authorizer.AttributesRecord{Verb: "update", Resource: "secrets", Namespace: "karmada-cluster", Name: "member1"}, true},
 		"create a Secret in karmada-cluster":        {authorizer.AttributesRecord{Verb: "create", Resource: "secrets", Namespace: "karmada-cluster"}, true},
 		"read another cluster's credentials":        {authorizer.AttributesRecord{Verb: "get", Resource: "secrets", Namespace: "karmada-cluster", Name: "member2"}, false},
@@ -94,11 +97,18 @@ func TestClusterRBACGrantsNothingOutsideTheClustersNamesButCreates(t *testing.T)
 		case *rbacv1.ClusterRole:
 			rules = o.Rules
 		case *rbacv1.Role:
-			if o.Namespace != "karmada-es-"+cluster && o.Namespace != ClusterSecretNamespace {
+			if o.Namespace != "karmada-es-"+cluster && o.Namespace != ClusterSecretNamespace && o.Namespace != "karmada-system" {
 				t.Errorf("Role in namespace %s, outside the cluster's namespaces", o.Namespace)
 			}
 			if o.Namespace == ClusterSecretNamespace {
 				rules = o.Rules
+			}
+			if o.Namespace == "karmada-system" {
+				for _, r := range o.Rules {
+					if r.Resources[0] == "leases" && !slices.Equal(r.Verbs, []string{"create"}) && !slices.Equal(r.ResourceNames, []string{"karmada-agent-" + cluster}) {
+						t.Errorf("Role karmada-system/%s grants %v on leases beyond its agents' Lease", o.Name, r.Verbs)
+					}
+				}
 			}
 		case *rbacv1.ClusterRoleBinding:
 			checkSubjects(t, o.Name, o.Subjects, cluster)

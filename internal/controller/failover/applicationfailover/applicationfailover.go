@@ -1,5 +1,5 @@
 // Package applicationfailover is Karmada's application failover controller:
-// with the Failover feature gate, a binding whose policy sets
+// a binding whose policy sets
 // failover.application is evicted from a cluster where its resource has
 // stayed Unhealthy for decisionConditions.tolerationSeconds. The eviction
 // is a graceful eviction task (reason ApplicationFailure) whose purge mode

@@ -34,6 +34,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/member/join"
 	"github.com/flotilla-io/flotilla/internal/member/register"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
@@ -149,8 +150,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A Pull-mode cluster's agent loses its rights with its Cluster
 		// (nothing to do for other clusters: the objects do not exist).
 		for _, obj := range register.ClusterRBAC(req.Name) {
-			if obj.GetNamespace() != "" && obj.GetNamespace() != LeaseNamespace {
-				continue // in the execution namespace, gone with it
+			if obj.GetNamespace() == clusterv1alpha1.ExecutionNamespace(req.Name) {
+				continue // gone with the execution namespace
 			}
 			if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 				return ctrl.Result{}, fmt.Errorf("delete the agent RBAC of cluster %s: %w", req.Name, err)
@@ -195,7 +196,7 @@ func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	defer func() { metrics.ObserveClusterSyncStatus(cluster.Name, time.Since(start)) }()
 	status := r.observe(ctx, cluster)
 	if c := readyOf(status); c != nil && c.Status == metav1.ConditionTrue {
-		if err := r.renewLease(ctx, cluster.Name); err != nil {
+		if err := r.renewLease(ctx, cluster); err != nil {
 			log.FromContext(ctx).Error(err, "Renew the cluster lease", "cluster", cluster.Name)
 		}
 	}
@@ -345,20 +346,26 @@ const LeaseDuration = 40 * time.Second
 
 // renewLease records, as Karmada does, that the control plane reached the
 // cluster just now: the Lease named after it in karmada-cluster, held by
-// the cluster's name.
-func (r *Reconciler) renewLease(ctx context.Context, name string) error {
+// the cluster's name and owned by the Cluster (the garbage collector
+// deletes it with the Cluster, whichever tool deleted that).
+func (r *Reconciler) renewLease(ctx context.Context, cluster *clusterv1alpha1.Cluster) error {
+	name := cluster.Name
 	now := metav1.NewMicroTime(r.now())
 	lease := &coordinationv1.Lease{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: LeaseNamespace, Name: name}, lease)
 	if apierrors.IsNotFound(err) {
 		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: LeaseNamespace, Name: name},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To(int32(LeaseDuration.Seconds())), RenewTime: &now}}
+		lease.OwnerReferences = []metav1.OwnerReference{join.ClusterOwner(cluster)}
 		return client.IgnoreAlreadyExists(r.Client.Create(ctx, lease))
 	}
 	if err != nil {
 		return err
 	}
 	patch := client.MergeFrom(lease.DeepCopy())
+	if !join.OwnedBy(lease, cluster) {
+		lease.OwnerReferences = []metav1.OwnerReference{join.ClusterOwner(cluster)}
+	}
 	lease.Spec.HolderIdentity = ptr.To(name)
 	lease.Spec.LeaseDurationSeconds = ptr.To(int32(LeaseDuration.Seconds()))
 	lease.Spec.RenewTime = &now

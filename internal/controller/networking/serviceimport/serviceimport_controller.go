@@ -4,8 +4,13 @@
 // ClusterIP, the import's ports, no selector (its endpoints are the
 // EndpointSlices imported from the exporting clusters). A Headless import
 // has none (one that turns Headless loses it; Karmada leaves it behind).
-// spec.ips is not copied into the derived Service's status, as Karmada
-// does: the status controller aggregates that status from the members. A policy that
+// The import's spec.ips are written to the derived Service's
+// status.loadBalancer.ingress, one IP each, as Karmada does. Kubernetes
+// 1.29 and later refuse that field on a ClusterIP Service (the
+// AllowServiceLBStatusOnNonLB gate is gone), so with spec.ips set the
+// write fails: Karmada then reports SyncDerivedServiceFailed on every
+// retry; Flotilla reports it once per change of the import, with what to
+// do, and does not retry what cannot succeed. A policy that
 // selects the ServiceImport propagates it with its dependencies, the
 // derived Service and the imported slices, to the consumer clusters.
 package serviceimport
@@ -85,6 +90,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // fixed only by a new ServiceImport
 	}
 	err = r.ensureDerived(ctx, imp, ports)
+	if err == nil {
+		err = r.syncIngress(ctx, imp)
+		if apierrors.IsInvalid(err) {
+			r.Events.Outcome(syncDerived, fmt.Errorf("%w: the API server keeps status.loadBalancer.ingress for LoadBalancer Services, so spec.ips stays on the ServiceImport only; remove spec.ips to silence this", err), "", imp)
+			return ctrl.Result{}, nil // refused by validation: only a new ServiceImport changes that
+		}
+	}
 	r.Events.Outcome(syncDerived, err, fmt.Sprintf("Sync derived service for serviceImport(%s) succeed.", imp.GetName()), imp)
 	return ctrl.Result{}, err
 }
@@ -157,6 +169,33 @@ func (r *Reconciler) ensureDerived(ctx context.Context, imp *unstructured.Unstru
 	}
 	if err := r.Client.Update(ctx, desired); err != nil {
 		return fmt.Errorf("update the derived Service %s: %w", key, err)
+	}
+	return nil
+}
+
+// syncIngress writes the ServiceImport's spec.ips into the derived
+// Service's status.loadBalancer.ingress (an empty list when it has none).
+func (r *Reconciler) syncIngress(ctx context.Context, imp *unstructured.Unstructured) error {
+	ips, _, err := unstructured.NestedStringSlice(imp.Object, "spec", "ips")
+	if err != nil {
+		return fmt.Errorf("read spec.ips: %w", err)
+	}
+	ingress := make([]corev1.LoadBalancerIngress, 0, len(ips))
+	for _, ip := range ips {
+		ingress = append(ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	svc := &corev1.Service{}
+	key := client.ObjectKey{Namespace: imp.GetNamespace(), Name: mcs.DerivedServiceName(imp.GetName())}
+	if err := r.Client.Get(ctx, key, svc); err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(svc.Status.LoadBalancer.Ingress, ingress) ||
+		(len(svc.Status.LoadBalancer.Ingress) == 0 && len(ingress) == 0) {
+		return nil
+	}
+	svc.Status.LoadBalancer.Ingress = ingress
+	if err := r.Client.Status().Update(ctx, svc); err != nil {
+		return fmt.Errorf("write spec.ips to the derived Service %s's status: %w", key, err)
 	}
 	return nil
 }
