@@ -20,6 +20,15 @@ const (
 	// PreemptPolicyFailed: a policy allowed to preempt could not take the
 	// template (the message names both policies and the error).
 	PreemptPolicyFailed = "PreemptPolicyFailed"
+	// ApplyOverridePolicySucceed: an OverridePolicy or ClusterOverridePolicy
+	// was applied to the template's copy for a cluster (one event per
+	// policy and cluster, raised by the binding controller when it first
+	// applies, or applies again after a failure).
+	ApplyOverridePolicySucceed = "ApplyOverridePolicySucceed"
+	// ApplyOverridePolicyFailed: an override policy could not be applied
+	// for a cluster (the message names the policy, the cluster and the
+	// cause; that cluster keeps its previous copy).
+	ApplyOverridePolicyFailed = "ApplyOverridePolicyFailed"
 )
 
 // Events on ResourceBindings and ClusterResourceBindings, repeated on their

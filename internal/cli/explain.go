@@ -459,23 +459,12 @@ func workLine(cluster string, wk *workv1alpha1.Work, health workv1alpha2.Resourc
 	return line
 }
 
-// appliedOverrides describes the overrides recorded on a Work's manifests
-// (policy.karmada.io/applied-overrides and applied-cluster-overrides).
+// appliedOverrides describes the overrides recorded on a Work
+// (policy.karmada.io/applied-overrides and applied-cluster-overrides, as
+// Karmada records them on the Work).
 func appliedOverrides(w *workv1alpha1.Work) []string {
 	var out []string
-	annotations := map[string]string{}
-	for _, m := range w.Spec.Workload.Manifests {
-		var obj struct {
-			Metadata struct {
-				Annotations map[string]string `json:"annotations"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(m.Raw, &obj) == nil {
-			for k, v := range obj.Metadata.Annotations {
-				annotations[k] = v
-			}
-		}
-	}
+	annotations := w.Annotations
 	for _, k := range []struct{ key, kind string }{
 		{override.AppliedOverridesAnnotation, "OverridePolicy"},
 		{override.AppliedClusterOverridesAnnotation, "ClusterOverridePolicy"},

@@ -2,16 +2,20 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/core/override"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
@@ -87,6 +91,32 @@ var bindingCases = []integrationCase{
 			})
 			waitForWorkLabel(e, "member2", "env", "green")
 			waitForWorkLabel(e, "member1", "env", "")
+
+			// As in Karmada, the Work records the applied overrides, the
+			// manifest (and so the member's copy) does not, and the template
+			// gets ApplyOverridePolicySucceed for the policy and cluster.
+			waitFor(e, e.controlPlane, e.workOf("member2", "Deployment", "web"), "applied-overrides on member2's Work", func(w *workv1alpha1.Work) (bool, string) {
+				m, err := manifest(w)
+				if err != nil {
+					return false, err.Error()
+				}
+				_, onManifest := m.GetAnnotations()[override.AppliedOverridesAnnotation]
+				rec := w.Annotations[override.AppliedOverridesAnnotation]
+				return strings.Contains(rec, `"policyName":"env"`) && strings.Contains(rec, "green") && !onManifest, describe(w.Annotations, onManifest)
+			})
+			waitFor(e, e.controlPlane, e.workOf("member1", "Deployment", "web"), "no applied-overrides on member1's Work", func(w *workv1alpha1.Work) (bool, string) {
+				_, rec := w.Annotations[override.AppliedOverridesAnnotation]
+				return !rec, describe(w.Annotations)
+			})
+			e.waitEvent("web", events.ApplyOverridePolicySucceed, "Apply override policy("+e.ns+"/env) for cluster(member2) succeed.")
+
+			// A plaintext add under a path that does not exist fails for that
+			// policy and cluster, with ApplyOverridePolicyFailed.
+			broken := e.labelOverride("broken", "web", "member2", nil)
+			broken.Spec.OverrideRules[0].Overriders = policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{{
+				Path: "/spec/nosuch/field", Operator: policyv1alpha1.OverriderOpAdd, Value: apiextensionsv1.JSON{Raw: []byte(`"x"`)}}}}
+			e.create(e.controlPlane, broken)
+			e.waitEvent("web", events.ApplyOverridePolicyFailed, "Apply override policy("+e.ns+"/broken) for cluster(member2) failed")
 		},
 	},
 	{

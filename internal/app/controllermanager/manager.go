@@ -339,7 +339,8 @@ var builders = []builder{
 			}
 			skipped = append(skipped, re)
 		}
-		return []setup{&namespace.Reconciler{Client: s.client, SkippedPatterns: skipped}}, nil
+		return []setup{&namespace.Reconciler{Client: s.client, SkippedPatterns: skipped,
+			Events: &eventrecord.Recorder{Events: s.recorders.For("namespace-sync-controller"), Scheme: s.mgr.GetScheme()}}}, nil
 	}},
 	{cronfederatedhpa.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&cronfederatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Clock: s.opts.Clock, Mapper: s.mgr.GetRESTMapper(),

@@ -33,6 +33,18 @@ type Operation struct {
 	Succeed string
 	// Failed is the reason of the Warning event raised on failure.
 	Failed string
+	// Instance, if set, tells apart several instances of the operation on
+	// one subject, each with outcomes of its own (the policy and cluster
+	// of an override applied to a template); empty means one instance.
+	Instance string
+}
+
+// key is what the outcome of op is remembered under, per subject.
+func (op Operation) key() string {
+	if op.Instance == "" {
+		return op.Succeed
+	}
+	return op.Succeed + "/" + op.Instance
 }
 
 // Recorder raises events for outcomes that differ from the previous outcome
@@ -102,7 +114,7 @@ func (r *Recorder) outcome(op Operation, err error, okMsg string, happened bool,
 	}
 	subject := subjectKey(objs[0])
 	r.mu.Lock()
-	prev, seen := r.last[subject][op.Succeed]
+	prev, seen := r.last[subject][op.key()]
 	if seen && prev == msg {
 		r.mu.Unlock()
 		return
@@ -119,7 +131,7 @@ func (r *Recorder) outcome(op Operation, err error, okMsg string, happened bool,
 	if !seen {
 		r.size++
 	}
-	ops[op.Succeed] = msg
+	ops[op.key()] = msg
 	r.mu.Unlock()
 	if quiet {
 		return
@@ -149,8 +161,8 @@ func (r *Recorder) Happened(op Operation, err error, okMsg string, objs ...runti
 		subject := subjectKey(objs[0])
 		r.mu.Lock()
 		if ops := r.last[subject]; ops != nil {
-			if _, seen := ops[op.Succeed]; seen {
-				delete(ops, op.Succeed)
+			if _, seen := ops[op.key()]; seen {
+				delete(ops, op.key())
 				r.size--
 			}
 		}

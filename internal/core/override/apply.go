@@ -171,34 +171,27 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ApplyAnnotated is Apply for a controller that writes the result: it
-// returns the overridden manifest with Karmada's
-// policy.karmada.io/applied-overrides and applied-cluster-overrides
-// annotations added, naming the policies and rules that took effect. With
-// no policies at all, manifest itself is returned. Errors are Apply's,
-// wrapped with the cluster's name.
-func ApplyAnnotated(manifest *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster,
-	ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, error) {
+// ApplyForWork is Apply for a controller that writes a Work: it returns
+// the overridden manifest, what was applied, and the annotations Karmada
+// records on the Work (not on the manifest, so they never reach the
+// member): policy.karmada.io/applied-overrides and
+// applied-cluster-overrides, naming the policies and rules that took
+// effect (Applied.Annotations). With no policies at all, manifest itself
+// is returned, with nothing applied and no annotations. Errors are
+// Apply's, wrapped with the cluster's name; errors.As finds the *Error
+// naming the policy that failed.
+func ApplyForWork(manifest *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster,
+	ops []*policyv1alpha1.OverridePolicy, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, Applied, map[string]string, error) {
 	if len(ops) == 0 && len(cops) == 0 {
-		return manifest, nil
+		return manifest, Applied{}, nil, nil
 	}
 	out, applied, err := Apply(manifest, cluster, ops, cops)
 	if err != nil {
-		return nil, fmt.Errorf("override for cluster %s: %w", cluster.GetName(), err)
+		return nil, Applied{}, nil, fmt.Errorf("override for cluster %s: %w", cluster.GetName(), err)
 	}
-	extra, err := applied.Annotations()
+	annotations, err := applied.Annotations()
 	if err != nil {
-		return nil, fmt.Errorf("override for cluster %s: %w", cluster.GetName(), err)
+		return nil, Applied{}, nil, fmt.Errorf("override for cluster %s: %w", cluster.GetName(), err)
 	}
-	if len(extra) > 0 {
-		ann := out.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		for k, v := range extra {
-			ann[k] = v
-		}
-		out.SetAnnotations(ann)
-	}
-	return out, nil
+	return out, applied, annotations, nil
 }

@@ -190,7 +190,7 @@ func nonRFCIndex(tok string) bool {
 // (plaintext, imageOverrider with and without a predicate, labelsOverrider,
 // annotationsOverrider, commandOverrider, argsOverrider, fieldOverrider on a JSON and a YAML
 // document) to a manifest built from the fuzzed input, through the public Apply and
-// ApplyAnnotated. Invariants: no panic; either an error or an overridden manifest, never both;
+// ApplyForWork. Invariants: no panic; either an error or an overridden manifest, never both;
 // the result is plain JSON (it encodes and deep-copies); neither the manifest nor the policies
 // are modified.
 func FuzzApply(f *testing.F) {
@@ -291,9 +291,9 @@ func FuzzApply(f *testing.F) {
 				t.Fatalf("Annotations: %v", aerr)
 			}
 		}
-		annotated, aerr := ApplyAnnotated(obj, member("m1", nil), ops, cops)
-		if (aerr == nil) == (annotated == nil) {
-			t.Fatalf("ApplyAnnotated returned %v and error %v", annotated != nil, aerr)
+		forWork, _, _, aerr := ApplyForWork(obj, member("m1", nil), ops, cops)
+		if (aerr == nil) == (forWork == nil) {
+			t.Fatalf("ApplyForWork returned %v and error %v", forWork != nil, aerr)
 		}
 		if diff := cmp.Diff(before.Object, obj.Object); diff != "" {
 			t.Fatalf("Apply modified its input manifest (-before +after):\n%s", diff)

@@ -182,6 +182,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if errors.Is(syncErr, errStaleCache) {
 		return ctrl.Result{RequeueAfter: CacheLagRetry}, nil // a retry, not a sync
 	}
+	r.reportOverrides(tmpl, renderings)
 	// Karmada's SyncWorkSucceed/SyncWorkFailed, on the binding and its
 	// template, when the outcome changes.
 	var renderErrs []error
@@ -259,6 +260,10 @@ type rendering struct {
 	cluster  string
 	manifest *unstructured.Unstructured
 	err      error
+	// applied are the overrides applied to manifest, and workAnnotations
+	// Karmada's records of them for the Work (override.ApplyForWork).
+	applied         override.Applied
+	workAnnotations map[string]string
 }
 
 // render computes, without writing anything, the manifest of every target
@@ -274,17 +279,31 @@ func (r *Reconciler) render(ctx context.Context, tmpl *unstructured.Unstructured
 			// scheduler takes it out of spec.clusters.
 			continue
 		}
-		override := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			m, err := override.ApplyAnnotated(m, c, ops, cops)
+		rd := rendering{cluster: tc.Name}
+		overrideFn := func(m *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			m, applied, annotations, err := override.ApplyForWork(m, c, ops, cops)
 			if err == nil && r.InjectPreservedState {
 				injectPreservedState(m, binding.Spec(b), tc.Name)
 			}
+			rd.applied, rd.workAnnotations = applied, annotations
 			return m, err
 		}
-		m, err := Render(ctx, r.Interpreter, tmpl, b, tc, override)
-		out = append(out, rendering{cluster: tc.Name, manifest: m, err: err})
+		rd.manifest, rd.err = Render(ctx, r.Interpreter, tmpl, b, tc, overrideFn)
+		out = append(out, rd)
 	}
 	return out
+}
+
+// reportOverrides raises Karmada's ApplyOverridePolicySucceed and
+// ApplyOverridePolicyFailed on the template, one outcome per policy and
+// cluster (override.Outcomes), each when it changes, not on every render.
+func (r *Reconciler) reportOverrides(tmpl *unstructured.Unstructured, renderings []rendering) {
+	for _, rd := range renderings {
+		for _, o := range override.Outcomes(tmpl.GetNamespace(), rd.cluster, rd.applied, rd.err) {
+			r.Events.Outcome(eventrecord.Operation{Succeed: events.ApplyOverridePolicySucceed, Failed: events.ApplyOverridePolicyFailed, Instance: o.Instance()},
+				o.Failure(), o.Message(), tmpl)
+		}
+	}
 }
 
 // injectPreservedState adds, to the manifest for cluster, the labels of
@@ -328,7 +347,7 @@ func (r *Reconciler) writeWorks(ctx context.Context, b binding.Object, id string
 			wg.Go(func() { errs[i] = r.markStale(ctx, b, ns, rd.err) })
 			continue
 		}
-		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, rd.cluster, rd.manifest) })
+		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, rd) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -408,8 +427,12 @@ func (r *Reconciler) overrideInputs(ctx context.Context, ns string) ([]*policyv1
 	return ops, cops, byName, nil
 }
 
-// ensureWork creates or updates the Work of cluster holding manifest.
-func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, cluster string, manifest *unstructured.Unstructured) error {
+// ensureWork creates or updates the Work of rd's cluster holding its
+// manifest. The Work carries, as in Karmada, the binding's permanent ID
+// label, the binding's name (and namespace), the conflict resolution and
+// the records of the applied overrides as annotations.
+func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id string, rd rendering) error {
+	cluster, manifest := rd.cluster, rd.manifest
 	ns := clusterv1alpha1.ExecutionNamespace(cluster)
 	raw, err := json.Marshal(manifest.Object)
 	if err != nil {
@@ -431,9 +454,11 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, clust
 	if binding.DispatchSuspended(spec.Suspension, cluster) {
 		suspend = ptr.To(true)
 	}
+	conflict := manifest.GetAnnotations()[policymatch.ConflictResolutionAnnotation]
 	if exists && !stale && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
 		w.Labels[binding.IDLabel(b)] == id && ptrBoolEq(w.Spec.PreserveResourcesOnDeletion, spec.PreserveResourcesOnDeletion) &&
-		ptrBoolEq(w.Spec.SuspendDispatching, suspend) {
+		ptrBoolEq(w.Spec.SuspendDispatching, suspend) && override.SameWorkAnnotations(w.Annotations, rd.workAnnotations) &&
+		w.Annotations[policymatch.ConflictResolutionAnnotation] == conflict {
 		return nil
 	}
 	labels := w.Labels
@@ -453,7 +478,12 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id, clust
 		annotations[binding.NameAnnotation] = b.GetName()
 		annotations[binding.NamespaceAnnotation] = b.GetNamespace()
 	}
-	w.Annotations = annotations
+	if conflict != "" {
+		annotations[policymatch.ConflictResolutionAnnotation] = conflict
+	} else {
+		delete(annotations, policymatch.ConflictResolutionAnnotation)
+	}
+	w.Annotations = override.SetWorkAnnotations(annotations, rd.workAnnotations)
 	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
 	w.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion
 	w.Spec.SuspendDispatching = suspend

@@ -9,6 +9,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/core/override"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
@@ -31,9 +32,19 @@ func TestNamespaceManifestAppliesClusterOverridePolicies(t *testing.T) {
 	}{{"member1", "enabled"}, {"member2", ""}} {
 		t.Run(tc.cluster, func(t *testing.T) {
 			c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: tc.cluster}}
-			m, err := namespaceManifest(w, ns, c, []*policyv1alpha1.ClusterOverridePolicy{cop})
+			m, applied, workAnnotations, err := namespaceManifest(w, ns, c, []*policyv1alpha1.ClusterOverridePolicy{cop})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The applied override is recorded for the Work, not on the manifest.
+			if got := applied.ClusterOverridePolicyNames(); (tc.wantMesh != "") != (len(got) == 1) {
+				t.Errorf("applied ClusterOverridePolicies %v", got)
+			}
+			if _, on := m.GetAnnotations()[override.AppliedClusterOverridesAnnotation]; on {
+				t.Errorf("the manifest carries %s; Karmada records it on the Work", override.AppliedClusterOverridesAnnotation)
+			}
+			if _, rec := workAnnotations[override.AppliedClusterOverridesAnnotation]; rec != (tc.wantMesh != "") {
+				t.Errorf("Work annotations %v", workAnnotations)
 			}
 			l, a := m.GetLabels(), m.GetAnnotations()
 			if l["mesh-injection"] != tc.wantMesh {

@@ -27,8 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/core/override"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
@@ -49,6 +51,10 @@ type Reconciler struct {
 	// SkippedPatterns are regular expressions of namespaces never synced
 	// (Karmada's --skipped-propagating-namespaces, default kube-.*).
 	SkippedPatterns []*regexp.Regexp
+	// Events, if set, gets Karmada's ApplyOverridePolicySucceed and
+	// ApplyOverridePolicyFailed on the namespace, per ClusterOverridePolicy
+	// and cluster, when the outcome changes.
+	Events *eventrecord.Recorder
 
 	validity override.Validity
 }
@@ -201,7 +207,13 @@ func (r *Reconciler) release(ctx context.Context, w *workv1alpha1.Work, preserve
 // ensure writes the Work carrying the namespace to cluster c, with the
 // ClusterOverridePolicies that select the namespace applied.
 func (r *Reconciler) ensure(ctx context.Context, w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1alpha1.Cluster, cops []*policyv1alpha1.ClusterOverridePolicy) error {
-	manifest, err := namespaceManifest(w, ns, c, cops)
+	manifest, applied, workAnnotations, err := namespaceManifest(w, ns, c, cops)
+	// Karmada's ApplyOverridePolicySucceed and ApplyOverridePolicyFailed
+	// on the namespace, per policy and cluster, when they change.
+	for _, o := range override.Outcomes("", c.Name, applied, err) {
+		r.Events.Outcome(eventrecord.Operation{Succeed: events.ApplyOverridePolicySucceed, Failed: events.ApplyOverridePolicyFailed, Instance: o.Instance()},
+			o.Failure(), o.Message(), ns)
+	}
 	if err != nil {
 		// The namespace keeps its last good copy in this cluster; the
 		// policy's own checks (ValidationFailed) say what to fix.
@@ -221,10 +233,11 @@ func (r *Reconciler) ensure(ctx context.Context, w *workv1alpha1.Work, ns *corev
 		return errWorkLeaving // recreated once the old one is gone
 	}
 	if exists && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
-		w.Spec.PreserveResourcesOnDeletion == nil {
+		w.Spec.PreserveResourcesOnDeletion == nil && override.SameWorkAnnotations(w.Annotations, workAnnotations) {
 		return nil
 	}
 	w.Labels = map[string]string{SyncLabel: "true"}
+	w.Annotations = override.SetWorkAnnotations(w.Annotations, workAnnotations)
 	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
 	w.Spec.PreserveResourcesOnDeletion = nil
 	if exists {
@@ -247,9 +260,10 @@ var errWorkLeaving = errors.New("the namespace's previous Work is still being de
 
 // namespaceManifest is the namespace as Work w carries it to cluster c: its
 // labels and annotations, the ClusterOverridePolicies that select it applied,
-// then Flotilla's managed labels and annotations. Errors are an override
-// that does not apply.
-func namespaceManifest(w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1alpha1.Cluster, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, error) {
+// then Flotilla's managed labels and annotations; and the annotations that
+// record the applied overrides on the Work, with what was applied. Errors
+// are an override that does not apply.
+func namespaceManifest(w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1alpha1.Cluster, cops []*policyv1alpha1.ClusterOverridePolicy) (*unstructured.Unstructured, override.Applied, map[string]string, error) {
 	labels := map[string]any{}
 	for k, v := range ns.Labels {
 		if k != "kubernetes.io/metadata.name" {
@@ -269,14 +283,14 @@ func namespaceManifest(w *workv1alpha1.Work, ns *corev1.Namespace, c *clusterv1a
 		}
 		manifest.Object["metadata"].(map[string]any)["annotations"] = ann
 	}
-	manifest, err := override.ApplyAnnotated(manifest, c, nil, cops)
+	manifest, applied, workAnnotations, err := override.ApplyForWork(manifest, c, nil, cops)
 	if err != nil {
-		return nil, err
+		return nil, override.Applied{}, nil, err
 	}
 	ann := binding.MarkManaged(manifest, registry.ManagedLabel, w.Namespace, w.Name)
 	// A namespace that already exists in a member is adopted: taking it
 	// over changes nothing but labels and annotations.
 	ann[policymatch.ConflictResolutionAnnotation] = policymatch.ConflictResolutionOverwrite
 	manifest.SetAnnotations(ann)
-	return manifest, nil
+	return manifest, applied, workAnnotations, nil
 }
