@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,11 @@ type registerOptions struct {
 	// kubeconfig and context reach the member cluster (karmadactl
 	// register's --kubeconfig is the member's).
 	kubeconfig, context string
+	// provider, region and zones are the cluster's topology, handed to the
+	// agent in the printed next step (the agent records them in the
+	// Cluster; without them it reads them from the member's nodes).
+	provider, region string
+	zones            []string
 }
 
 func newRegisterCommand() *cobra.Command {
@@ -45,7 +51,11 @@ Get the token and the whole command on the control plane with
 
   # With the member cluster's kubeconfig
   flotilla register 10.0.0.1:6443 --token abcdef.0123456789abcdef \
-    --discovery-token-ca-cert-hash sha256:<hash> --cluster-name member4 --kubeconfig ~/.kube/member4.config`,
+    --discovery-token-ca-cert-hash sha256:<hash> --cluster-name member4 --kubeconfig ~/.kube/member4.config
+
+  # With its topology (else read from the member's nodes), for spread constraints
+  flotilla register 10.0.0.1:6443 --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash sha256:<hash> --cluster-name member4 --cluster-region eu-west-1 --cluster-zones eu-west-1a`,
 		Args: exactArgs(1, "the control plane's address (host:port or https://host:port)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.complete(args); err != nil {
@@ -66,6 +76,9 @@ Get the token and the whole command on the control plane with
 	f.StringVar(&o.context, "context", "", "context in --kubeconfig (default: its current context)")
 	f.DurationVar(&o.Timeout, "timeout", register.DefaultRegisterTimeout, "how long to wait for the token's signature and for the certificate's approval")
 	f.DurationVar(&o.CertExpiration, "cert-expiration", 0, "requested lifetime of the agent's certificate (0: the signer's default)")
+	f.StringVar(&o.provider, "cluster-provider", "", "the cluster's provider, for the agent to record in the Cluster's spec.provider (default: from the member's nodes)")
+	f.StringVar(&o.region, "cluster-region", "", "the cluster's region, for spec.region (default: the nodes' topology.kubernetes.io/region label)")
+	f.StringSliceVar(&o.zones, "cluster-zones", nil, "the cluster's zones, for spec.zones (default: the nodes' topology.kubernetes.io/zone label)")
 	return cmd
 }
 
@@ -112,6 +125,15 @@ func (o *registerOptions) run(cmd *cobra.Command) error {
 	ctxFlag := ""
 	if o.context != "" {
 		ctxFlag = " --context " + o.context
+	}
+	if o.provider != "" {
+		ctxFlag += " --cluster-provider " + o.provider
+	}
+	if o.region != "" {
+		ctxFlag += " --cluster-region " + o.region
+	}
+	if len(o.zones) > 0 {
+		ctxFlag += " --cluster-zones " + strings.Join(o.zones, ",")
 	}
 	fmt.Fprintf(out, "cluster(%s) is registered successfully in Pull mode\n\nNext, run the agent next to the cluster:\n  %s agent --cluster-name %s --kubeconfig %s%s\n",
 		o.ClusterName, self(), o.ClusterName, o.memberKubeconfigPath(), ctxFlag)

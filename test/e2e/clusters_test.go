@@ -58,6 +58,11 @@ func TestClusterCommands(t *testing.T) {
 	if got := s.get("member3", "deploy", "kept", "-n", "apps", "-o", "jsonpath={.spec.replicas}"); got != "2" {
 		t.Errorf("--orphan: member3's Deployment is %q, want it left running with 2 replicas", got)
 	}
+	// Left without Karmada's marks, as Karmada leaves what it preserves:
+	// the member's own now, not taken back silently by a later join.
+	if got := s.get("member3", "deploy", "kept", "-n", "apps", "-o", `jsonpath={.metadata.labels.karmada\.io/managed}{.metadata.annotations.work\.karmada\.io/name}{.metadata.labels.resourcebinding\.karmada\.io/permanent-id}`); got != "" {
+		t.Errorf("--orphan: member3's Deployment keeps Karmada's marks: %q", got)
+	}
 	refused("no such cluster", "unjoin", "member3")
 	// Placed on every cluster while member3 is away: joining it again
 	// reschedules the binding onto it.

@@ -29,6 +29,12 @@ func TestPullMode(t *testing.T) {
 	if got := s.kubectl("", "get", "cluster", "member1", "-o", "jsonpath={.spec.syncMode}"); got != "Push" {
 		t.Fatalf("member1 syncMode = %q, want Push", got)
 	}
+	// The agent records the topology from the member's nodes, as join does,
+	// so that spread by region sees the Pull cluster.
+	s.waitFor(t, s.get("member2", "nodes", "-o", `jsonpath={.items[0].metadata.labels.topology\.kubernetes\.io/region}`), "", "cluster", "member2", "-o", "jsonpath={.spec.region}")
+	if got := s.get("", "cluster", "member2", "-o", "jsonpath={.spec.region}"); got == "" {
+		t.Errorf("the Pull cluster has no spec.region")
+	}
 	out := s.kubectl("", "get", "clusters")
 	var err error
 	if !strings.Contains(out, "Pull") {

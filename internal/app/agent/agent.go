@@ -16,6 +16,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -258,13 +259,23 @@ func registerCluster(ctx context.Context, c client.Client, o Options) error {
 		endpoint = o.Member.Host
 	}
 	cl.Spec.APIEndpoint = endpoint
-	for dst, v := range map[*string]string{&cl.Spec.Provider: o.Provider, &cl.Spec.Region: o.Region, &cl.Spec.ID: id} {
+	// Topology from the flags, else from the member's nodes, as join does
+	// for a Push-mode cluster (spread by region must see Pull clusters too).
+	provider, region, zone := o.Provider, o.Region, ""
+	if provider == "" || region == "" || len(o.Zones) == 0 {
+		p, r, z := join.NodeTopology(ctx, o.Member)
+		provider, region, zone = cmp.Or(provider, p), cmp.Or(region, r), z
+	}
+	for dst, v := range map[*string]string{&cl.Spec.Provider: provider, &cl.Spec.Region: region, &cl.Spec.ID: id} {
 		if v != "" {
 			*dst = v
 		}
 	}
-	if len(o.Zones) > 0 {
+	switch {
+	case len(o.Zones) > 0:
 		cl.Spec.Zones = o.Zones
+	case zone != "" && len(cl.Spec.Zones) == 0:
+		cl.Spec.Zones = []string{zone}
 	}
 	if secretRef != nil {
 		cl.Spec.SecretRef = secretRef

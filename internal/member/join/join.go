@@ -186,24 +186,36 @@ func reachable(cfg *rest.Config) error {
 // spec.providerID ("aws:///..." is aws). Nothing is filled when the member
 // has no nodes or cannot list them.
 func fillTopology(ctx context.Context, o *Options) {
-	cs, err := kubernetes.NewForConfig(o.Member)
+	provider, region, zone := NodeTopology(ctx, o.Member)
+	if o.Region == "" {
+		o.Region = region
+	}
+	if o.Zone == "" {
+		o.Zone = zone
+	}
+	if o.Provider == "" {
+		o.Provider = provider
+	}
+}
+
+// NodeTopology reads a member's provider, region and zone from one of its
+// nodes: the scheme of spec.providerID ("aws" of "aws:///eu-west-1a/i-1")
+// and the topology.kubernetes.io/region and zone labels. Empty strings when
+// the member has no nodes, cannot be listed, or the node says nothing.
+func NodeTopology(ctx context.Context, member *rest.Config) (provider, region, zone string) {
+	cs, err := kubernetes.NewForConfig(member)
 	if err != nil {
-		return
+		return "", "", ""
 	}
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil || len(nodes.Items) == 0 {
-		return
+		return "", "", ""
 	}
 	n := nodes.Items[0]
-	if o.Region == "" {
-		o.Region = n.Labels[corev1.LabelTopologyRegion]
+	if scheme, _, ok := strings.Cut(n.Spec.ProviderID, "://"); ok {
+		provider = scheme
 	}
-	if o.Zone == "" {
-		o.Zone = n.Labels[corev1.LabelTopologyZone]
-	}
-	if scheme, _, ok := strings.Cut(n.Spec.ProviderID, "://"); ok && o.Provider == "" {
-		o.Provider = scheme
-	}
+	return provider, n.Labels[corev1.LabelTopologyRegion], n.Labels[corev1.LabelTopologyZone]
 }
 
 // upsert creates obj after mutate, or gets it, mutates and updates it.

@@ -54,6 +54,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/interpreter/native"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
+	"github.com/flotilla-io/flotilla/internal/model/mcs"
 )
 
 // Finalizer holds a Work until its objects are removed from the member.
@@ -755,6 +756,15 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 		return ctrl.Result{}, nil
 	}
 	preserve := w.Spec.PreserveResourcesOnDeletion != nil && *w.Spec.PreserveResourcesOnDeletion
+	orphan := r.leaving(ctx, cluster) && r.orphaning(ctx, cluster)
+	if (preserve || orphan) && (!r.leaving(ctx, cluster) || r.ready(ctx, cluster)) {
+		// The copies stay, as Karmada leaves them: without its marks, so
+		// that they are the member's own from now on and a later join or
+		// policy does not silently take them back.
+		if err := r.releaseManifests(ctx, cluster, w); err != nil && !r.leaving(ctx, cluster) {
+			return ctrl.Result{}, err
+		}
+	}
 	if !preserve && !(r.leaving(ctx, cluster) && (!r.ready(ctx, cluster) || r.orphaning(ctx, cluster))) {
 		m, err := r.Members.Get(ctx, cluster)
 		switch {
@@ -794,6 +804,95 @@ func (r *Reconciler) leaving(ctx context.Context, name string) bool {
 func (r *Reconciler) ready(ctx context.Context, name string) bool {
 	c := &clusterv1alpha1.Cluster{}
 	return r.Client.Get(ctx, client.ObjectKey{Name: name}, c) == nil && meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
+// releasedLabels and releasedAnnotations are the marks Karmada removes from
+// a member object it leaves behind (preserveResourcesOnDeletion, or an
+// unjoin that orphans): what ties it to a template, a binding, a policy
+// and a Work.
+var (
+	releasedLabels = []string{registry.ManagedLabel, binding.PermanentIDLabel, binding.ClusterPermanentIDLabel, mcs.WorkIDLabel,
+		policymatch.PropagationPolicyPermanentIDLabel, policymatch.ClusterPropagationPolicyPermanentIDLabel}
+	releasedAnnotations = []string{binding.ManagedLabelsAnnotation, binding.ManagedAnnotationsAnnotation,
+		binding.NameAnnotation, binding.NamespaceAnnotation, binding.ClusterNameAnnotation, binding.TemplateUIDAnnotation,
+		native.ResourceTemplateGenerationAnnotation, binding.WorkNameAnnotation, binding.WorkNamespaceAnnotation,
+		policymatch.PropagationPolicyNameAnnotation, policymatch.PropagationPolicyNamespaceAnnotation,
+		policymatch.ClusterPropagationPolicyNameAnnotation}
+)
+
+// releaseManifests removes releasedLabels and releasedAnnotations from the
+// member objects of w that this Work manages, leaving the objects in place.
+// Errors: the member cannot be reached or refuses the patch.
+func (r *Reconciler) releaseManifests(ctx context.Context, cluster string, w *workv1alpha1.Work) error {
+	m, err := r.Members.Get(ctx, cluster)
+	if err != nil {
+		return err
+	}
+	for _, raw := range w.Spec.Workload.Manifests {
+		if err := r.releaseManifest(ctx, m, w, raw.Raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) releaseManifest(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, raw []byte) error {
+	desired := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &desired.Object); err != nil {
+		return nil
+	}
+	gvk := desired.GroupVersionKind()
+	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil
+	}
+	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
+	existing, err := rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ownedBy(existing, w) {
+		return nil // another Work's, or the member's own
+	}
+	patch := releasePatch(existing)
+	if patch == nil {
+		return nil
+	}
+	r.fresh.Delete(freshKey(m.Name, mapping.Resource, desired))
+	done := r.Gate.Write()
+	_, err = rc.Patch(ctx, desired.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	done()
+	return client.IgnoreNotFound(err)
+}
+
+// releasePatch is the JSON merge patch that removes, of releasedLabels
+// and releasedAnnotations, those obj carries; nil when it carries none.
+func releasePatch(obj *unstructured.Unstructured) []byte {
+	drop := func(have map[string]string, keys []string) map[string]any {
+		out := map[string]any{}
+		for _, k := range keys {
+			if _, ok := have[k]; ok {
+				out[k] = nil
+			}
+		}
+		return out
+	}
+	labels, annotations := drop(obj.GetLabels(), releasedLabels), drop(obj.GetAnnotations(), releasedAnnotations)
+	if len(labels) == 0 && len(annotations) == 0 {
+		return nil
+	}
+	md := map[string]any{}
+	if len(labels) > 0 {
+		md["labels"] = labels
+	}
+	if len(annotations) > 0 {
+		md["annotations"] = annotations
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": md})
+	return patch
 }
 
 func (r *Reconciler) deleteManifest(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, raw []byte) error {
