@@ -5,6 +5,37 @@
 // each is raised when the outcome changes, not on every retry.
 package events
 
+// Events on Clusters, Karmada's reasons.
+const (
+	// CreateExecutionSpaceSucceed (Normal, on the Cluster; cluster-controller):
+	// the cluster's execution namespace karmada-es-<cluster>, where its Works
+	// live, was created. One event per creation.
+	CreateExecutionSpaceSucceed = "CreateExecutionSpaceSucceed"
+	// CreateExecutionSpaceFailed (Warning, on the Cluster; cluster-controller):
+	// the execution namespace could not be read or created; the message
+	// holds the API server's error. Raised again only when the error changes.
+	CreateExecutionSpaceFailed = "CreateExecutionSpaceFailed"
+	// RemoveExecutionSpaceSucceed (Normal, on the Cluster being deleted;
+	// cluster-controller): its Works are gone and the deletion of its
+	// execution namespace was accepted. One event per deletion.
+	RemoveExecutionSpaceSucceed = "RemoveExecutionSpaceSucceed"
+	// RemoveExecutionSpaceFailed (Warning, on the Cluster being deleted;
+	// cluster-controller): its Works or its execution namespace could not be
+	// deleted; the message holds the error. Raised again only when it changes.
+	RemoveExecutionSpaceFailed = "RemoveExecutionSpaceFailed"
+	// TaintClusterSucceed (Normal, on the Cluster): spec.taints changed,
+	// either by the cluster-controller (the NoSchedule taints
+	// cluster.karmada.io/not-ready and cluster.karmada.io/unreachable follow
+	// the Ready condition) or by the cluster-taint-policy-controller (a
+	// ClusterTaintPolicy's addOnConditions or removeOnConditions matched).
+	// The message lists the taints the cluster now has; one event per change.
+	TaintClusterSucceed = "TaintClusterSucceed"
+	// TaintClusterFailed (Warning, on the Cluster): such a change could not
+	// be written; the message holds the error. Raised again only when it
+	// changes; an optimistic-lock conflict is retried, not reported.
+	TaintClusterFailed = "TaintClusterFailed"
+)
+
 // Events on resource templates.
 const (
 	// ApplyPolicySucceed: a PropagationPolicy or ClusterPropagationPolicy
@@ -29,6 +60,35 @@ const (
 	// for a cluster (the message names the policy, the cluster and the
 	// cause; that cluster keeps its previous copy).
 	ApplyOverridePolicyFailed = "ApplyOverridePolicyFailed"
+	// GetReplicasSucceed (Normal; resource-detector): the resource
+	// interpreter told the template's replicas and per-replica requirements
+	// (InterpretReplica) for its binding. Only for kinds something
+	// interprets replicas of (the built-in workloads, a customization, a
+	// webhook); raised on the first success and after a failure.
+	GetReplicasSucceed = "GetReplicasSucceed"
+	// GetReplicasFailed (Warning; resource-detector): InterpretReplica
+	// failed (the message names the interpreter and its error); the binding
+	// keeps its previous replicas.
+	GetReplicasFailed = "GetReplicasFailed"
+	// GetComponentsSucceed (Normal; resource-detector): a customization
+	// told the components of a multi-pod-template workload
+	// (InterpretComponent) for its binding's spec.components; raised on
+	// the first success and after a failure.
+	GetComponentsSucceed = "GetComponentsSucceed"
+	// GetComponentsFailed (Warning; resource-detector): InterpretComponent
+	// failed; the binding keeps its previous components.
+	GetComponentsFailed = "GetComponentsFailed"
+	// GetDependenciesSucceed (Normal, on a workload whose binding has
+	// propagateDeps; dependencies-distributor): the resource interpreter
+	// listed what the workload refers to (InterpretDependency). Only for
+	// kinds something interprets dependencies of; raised on the first
+	// success and after a failure.
+	GetDependenciesSucceed = "GetDependenciesSucceed"
+	// GetDependenciesFailed (Warning, on the workload;
+	// dependencies-distributor): InterpretDependency failed (a pod template
+	// that does not decode, a failing customization); its dependencies are
+	// not followed until the workload changes.
+	GetDependenciesFailed = "GetDependenciesFailed"
 )
 
 // Events on ResourceBindings and ClusterResourceBindings, repeated on their
@@ -58,6 +118,18 @@ const (
 	// follow: it does not exist on the control plane (named in the
 	// message), or its binding could not be written.
 	SyncScheduleResultToDependenciesFailed = "SyncScheduleResultToDependenciesFailed"
+	// CleanupWorkFailed (Warning, on the binding only; binding-controller,
+	// cluster-resource-binding-controller): the Works of clusters the
+	// binding no longer targets, or all its Works when it is being deleted,
+	// could not be listed or deleted. There is no success reason. Raised
+	// again only when the error changes.
+	CleanupWorkFailed = "CleanupWorkFailed"
+	// DependencyPolicyConflict (Warning, on the attached binding of a
+	// dependency only; dependencies-distributor): the workloads that require the
+	// dependency ask for different conflictResolution (Overwrite and
+	// Abort); Overwrite is used. Raised when the conflict appears or
+	// changes, not on every reconcile.
+	DependencyPolicyConflict = "DependencyPolicyConflict"
 )
 
 // Events on Works, repeated on their resource template.
@@ -70,6 +142,29 @@ const (
 	// changed, that is, dispatching to the member was suspended or resumed
 	// (Karmada's policy suspension, Work.spec.suspendDispatching).
 	WorkDispatching = "WorkDispatching"
+	// ReflectStatusSucceed (Normal, on the Work only;
+	// work-status-controller): the status of one of its manifests' member
+	// objects was read into status.manifestStatuses[].status
+	// (InterpretStatus); the message names the object. One outcome per
+	// object: raised on the first success and after a failure.
+	ReflectStatusSucceed = "ReflectStatusSucceed"
+	// ReflectStatusFailed (Warning, on the Work only;
+	// work-status-controller): InterpretStatus failed for a member object
+	// (the message names it and the interpreter's error); its
+	// manifestStatuses entry has no status.
+	ReflectStatusFailed = "ReflectStatusFailed"
+	// InterpretHealthSucceed (Normal, on the Work only;
+	// work-status-controller): the health of a member object was judged
+	// (InterpretHealth) into status.manifestStatuses[].health. Only for
+	// kinds something judges (the built-in rules of Deployments,
+	// StatefulSets, Services, ..., a customization, a webhook); others are
+	// Healthy without an event. Raised on the first success and after a
+	// failure, not on every change of health.
+	InterpretHealthSucceed = "InterpretHealthSucceed"
+	// InterpretHealthFailed (Warning, on the Work only;
+	// work-status-controller): InterpretHealth failed for a member object;
+	// its health is Unknown.
+	InterpretHealthFailed = "InterpretHealthFailed"
 )
 
 // Events on policies whose content breaks a rule that CEL cannot express (a
@@ -118,6 +213,13 @@ const (
 	// ClusterNotFound: a provider or consumer named is not a registered
 	// cluster; it is skipped.
 	ClusterNotFound = "ClusterNotFound"
+	// APIIncompatible (Warning): a provider (multiclusterservice-controller)
+	// or consumer (endpointslice-dispatch-controller) cluster does not serve
+	// discovery.k8s.io/v1 EndpointSlices by its status.apiEnablements; the
+	// message names the clusters. No EndpointSlice is collected from such a
+	// provider nor dispatched to such a consumer. Raised when the set of
+	// such clusters changes.
+	APIIncompatible = "APIIncompatible"
 	// MCSLoadBalance: the load balancer of a LoadBalancer
 	// MultiClusterService was set up (Normal) or could not be (Warning);
 	// Karmada's multicluster-cloud-provider's reason.

@@ -174,7 +174,8 @@ the service account 'flotilla join' created in the cluster).
 back to its owners (Karmada always removes them).`,
 		example: `  flotilla unjoin member4
   flotilla unjoin member4 --cluster-kubeconfig ~/.kube/member4.config   # also remove the service account
-  flotilla unjoin member4 --orphan     # keep the workloads running in member4`,
+  flotilla unjoin member4 --orphan     # keep the workloads running in member4
+  flotilla unjoin member4 --force      # member4 is gone: release it after --wait, list what is left`,
 		kubeconfigHelp: "kubeconfig of the cluster, to remove the service account join created there (optional)",
 		done:           "unjoined",
 	})
@@ -194,7 +195,7 @@ type removeCluster struct {
 func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 	var cp controlPlaneFlags
 	var kubeconfig, context string
-	var orphan bool
+	var orphan, force bool
 	var wait time.Duration
 	cmd := &cobra.Command{
 		Use: r.use, Short: r.short, Long: r.long, Example: r.example,
@@ -215,7 +216,10 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 					return fmt.Errorf("cluster %s is in Pull mode: remove it with 'flotilla unregister %s --cluster-kubeconfig <its kubeconfig>', which also stops its agent and removes the agent's credentials from it (without --cluster-kubeconfig only the control plane's side goes)", args[0], args[0])
 				}
 			}
-			o := join.UnjoinOptions{ClusterName: args[0], Orphan: orphan, Wait: wait}
+			if force && wait <= 0 {
+				return usageError{fmt.Errorf("--force needs a --wait to run out first (it releases the cluster only after the wait)")}
+			}
+			o := join.UnjoinOptions{ClusterName: args[0], Orphan: orphan, Wait: wait, Force: force}
 			if kubeconfig != "" {
 				if o.Member, err = memberConfig(kubeconfig, context); err != nil {
 					return err
@@ -223,7 +227,7 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 			}
 			ctx, cancel := context2(cmd, wait+time.Minute)
 			defer cancel()
-			err = join.Unjoin(ctx, c, o)
+			res, err := join.Unjoin(ctx, c, o)
 			if r.pull && o.Member != nil && errors.Is(err, join.ErrNoSuchCluster) {
 				// Gone already (an earlier unregister timed out while
 				// the agent was away): what is left is in the member.
@@ -244,6 +248,12 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 					return fmt.Errorf("unregister %s: %w", args[0], err)
 				}
 			}
+			if res.Forced {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: cluster %s was not cleaned within %s; --force released it. What its Works put in the cluster may still be there:\n", args[0], wait)
+				for _, l := range res.Left {
+					fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", l)
+				}
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cluster(%s) is %s successfully\n", args[0], r.done)
 			return nil
 		},
@@ -256,6 +266,7 @@ func newRemoveClusterCommand(r removeCluster) *cobra.Command {
 		f.BoolVar(&orphan, "orphan", false, "leave the propagated objects in the cluster instead of removing them")
 	}
 	f.DurationVar(&wait, "wait", time.Minute, "how long to wait for the cluster's objects to be removed; 0 returns at once and leaves the credentials in place")
+	f.BoolVar(&force, "force", false, "when --wait runs out (the cluster cannot be cleaned: unreachable, or a Pull cluster whose agent is gone), release the Cluster anyway and list what may be left in the cluster, as karmadactl's --force")
 	return cmd
 }
 
@@ -531,9 +542,14 @@ stops, and the agent's rights on the control plane go with the Cluster. With
 --cluster-kubeconfig the agent's credentials (Secret
 karmada-system/karmada-kubeconfig) and the service account it reported are
 removed from the cluster too, so it can be registered again. Push-mode clusters
-leave with 'flotilla unjoin'.`,
+leave with 'flotilla unjoin'.
+
+An agent that is gone for good cannot clean the cluster: --force releases the
+Cluster once --wait runs out and lists what its Works put in the cluster,
+which is then left there.`,
 		example: `  flotilla unregister edge-1
-  flotilla unregister edge-1 --cluster-kubeconfig ~/.kube/edge-1.config   # also clean the cluster`,
+  flotilla unregister edge-1 --cluster-kubeconfig ~/.kube/edge-1.config   # also clean the cluster
+  flotilla unregister edge-1 --force --wait 30s   # the agent is gone: release it, list what is left`,
 		kubeconfigHelp: "kubeconfig of the cluster, to remove the agent's credentials there (optional)",
 		done:           "unregistered",
 		pull:           true,

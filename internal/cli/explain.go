@@ -166,6 +166,9 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 	if line := describeSuspension(spec, claim); line != "" {
 		fmt.Fprintf(w, "  Suspended:  %s\n", line)
 	}
+	if line := describeDependencies(b.GetAnnotations()[binding.DependenciesAnnotation], spec.PropagateDeps); line != "" {
+		fmt.Fprintf(w, "  Dependencies: %s\n", line)
+	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := cl.List(ctx, clusters); err == nil {
 		in := scheduler.Input{Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
@@ -457,6 +460,34 @@ func workLine(cluster string, wk *workv1alpha1.Work, health workv1alpha2.Resourc
 		}
 	}
 	return line
+}
+
+// describeDependencies lists, from a workload binding's
+// resourcebinding.karmada.io/dependencies annotation (written by the
+// dependencies controller from the resource interpreter: a
+// customization's dependencyInterpretation when there is one, else the
+// built-in rules), what follows the workload; "" when nothing does.
+func describeDependencies(annotation string, propagateDeps bool) string {
+	if !propagateDeps || annotation == "" {
+		return ""
+	}
+	var deps []struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	}
+	if json.Unmarshal([]byte(annotation), &deps) != nil || len(deps) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(deps))
+	for _, d := range deps {
+		if d.Name == "" {
+			parts = append(parts, d.Kind+"s matching a label selector")
+			continue
+		}
+		parts = append(parts, d.Kind+" "+d.Name)
+	}
+	return strings.Join(parts, ", ") + " (propagateDeps: they follow it to its clusters)"
 }
 
 // appliedOverrides describes the overrides recorded on a Work

@@ -83,3 +83,16 @@ func TestDescribeSuspensionNamesWhatAndWho(t *testing.T) {
 		t.Errorf("describeSuspension = %q", got)
 	}
 }
+
+func TestDescribeDependenciesListsWhatFollows(t *testing.T) {
+	ann := `[{"apiVersion":"v1","kind":"Service","namespace":"shop","name":"web"},{"apiVersion":"v1","kind":"ConfigMap","namespace":"shop","name":"cfg"}]`
+	if got, want := describeDependencies(ann, true), "Service web, ConfigMap cfg (propagateDeps: they follow it to its clusters)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := describeDependencies(ann, false); got != "" {
+		t.Errorf("without propagateDeps: %q", got)
+	}
+	if got := describeDependencies("", true); got != "" {
+		t.Errorf("without the annotation: %q", got)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/member/proxy"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
 
 // controlPlaneRow names the control plane in the CLUSTER column, as
@@ -39,7 +40,7 @@ const controlPlaneRow = "Karmada"
 
 // queryFromCluster marks, in -o yaml/json output, the cluster an object came
 // from (the annotation Karmada's metrics adapter uses for the same purpose).
-const queryFromCluster = "resource.karmada.io/query-from-cluster"
+const queryFromCluster = registry.QueryFromClusterAnnotation
 
 // target is one cluster a multi-cluster read goes to.
 type target struct {

@@ -25,10 +25,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/core/promotion"
-	"github.com/flotilla-io/flotilla/internal/interpreter/native"
+	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
 
@@ -67,11 +68,15 @@ The policy is named as Karmada names it: the object's name and a hash of its
 namespace and kind, so two kinds with an object of the same name get two
 policies. --policy-name names it instead.
 
-With --dependencies, what a workload's pod template refers to (ConfigMaps,
-Secrets, the ServiceAccount, PersistentVolumeClaims, a StatefulSet's Service) is
-promoted as well, each with a template and a policy of its own. A dependency
-that is already a template on the control plane is left as it is; one missing
-from the member is reported and skipped.
+With --dependencies, what the object refers to is promoted as well, as the
+control plane's resource interpreter finds it: a ResourceInterpreterCustomization's
+dependencyInterpretation for the kind, else the built-in rules (a workload's
+ConfigMaps, Secrets, ServiceAccount, PersistentVolumeClaims, a StatefulSet's
+Service). They become templates without policies of their own, and the policy
+gets propagateDeps: true, which places them with the object, as karmadactl
+promote --dependencies does. A dependency that is already a template on the
+control plane is left as it is; one missing from the member is reported and
+skipped.
 
 Nothing is changed when the object already exists on the control plane, is
 missing from the member, would be claimed by a policy already on the control
@@ -203,19 +208,20 @@ func (o *promoteOptions) Run(ctx context.Context) error {
 		policyName = promotion.PolicyName(ns, o.name, obj.GroupVersionKind())
 	}
 	templates := []promotedObject{{gvr: mapping.Resource, obj: promotion.Template(obj)}}
-	policies := []promotedObject{policyFor(policyName, o.cluster, ns, obj)}
+	policies := []promotedObject{policyFor(policyName, o.cluster, ns, obj, o.dependencies)}
 
 	if o.dependencies {
-		deps, err := o.dependenciesOf(ctx, obj, ns, memberDynamic, dyn)
+		deps, err := o.dependenciesOf(ctx, cp, mapper, obj, ns, memberDynamic, dyn)
 		if err != nil {
 			return err
 		}
 		// Dependencies go first, so the workload's template never exists
-		// on the control plane without what its pods use.
+		// on the control plane without what its pods use. They get no
+		// policy of their own: the workload's (propagateDeps) takes them
+		// along, as karmadactl promote --dependencies does.
 		var depTemplates []promotedObject
 		for _, d := range deps {
 			depTemplates = append(depTemplates, promotedObject{gvr: d.gvr, obj: promotion.Template(d.obj)})
-			policies = append(policies, policyFor(promotion.PolicyName(ns, d.obj.GetName(), d.obj.GroupVersionKind()), o.cluster, ns, d.obj))
 		}
 		templates = append(depTemplates, templates...)
 	}
@@ -310,21 +316,17 @@ func checkClaims(ctx context.Context, cp client.Client, ns string, templates, po
 			cpps = append(cpps, cpp)
 		}
 	}
-	for i, t := range templates {
-		// templates are the dependencies, then the workload; policies the
-		// workload's, then the dependencies'.
-		want := policies[0]
-		if i < len(templates)-1 {
-			want = policies[i+1]
-		}
-		claim, ok := policymatch.BestMatch(t.obj, pps, cpps)
-		if !ok || (claim.Name == want.obj.GetName() && claim.Namespace == want.obj.GetNamespace()) {
-			continue
-		}
-		return fmt.Errorf("%s %s would be claimed by %s, which already selects it, instead of the new policy %s: delete that policy or narrow its resourceSelectors first, then promote again",
-			t.obj.GetKind(), key(t.obj), claim, want.obj.GetName())
+	// templates are the dependencies, then the workload; policies is the
+	// workload's. A dependency claimed by a policy of its own is placed by
+	// that policy rather than with the workload (Karmada's rule too); only
+	// the workload must be claimed by the new policy.
+	t, want := templates[len(templates)-1], policies[0]
+	claim, ok := policymatch.BestMatch(t.obj, pps, cpps)
+	if !ok || (claim.Name == want.obj.GetName() && claim.Namespace == want.obj.GetNamespace()) {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%s %s would be claimed by %s, which already selects it, instead of the new policy %s: delete that policy or narrow its resourceSelectors first, then promote again",
+		t.obj.GetKind(), key(t.obj), claim, want.obj.GetName())
 }
 
 // createAll creates objs in order (namespace, policies, templates), or with
@@ -372,44 +374,76 @@ type dependencyObject struct {
 	obj *unstructured.Unstructured
 }
 
-// dependenciesOf reads from the member what obj refers to, leaving out what
-// is already a template on the control plane (it stays as it is) and what
-// the member does not have (reported on stderr: the workload may tolerate
-// it, as with optional references).
-func (o *promoteOptions) dependenciesOf(ctx context.Context, obj *unstructured.Unstructured, ns string, member, cp dynamic.Interface) ([]dependencyObject, error) {
-	if !native.IsWorkload(obj.GroupVersionKind().GroupKind()) {
-		fmt.Fprintf(o.errOut, "note: %s %s is not a workload; --dependencies finds nothing to promote with it\n", obj.GetKind(), obj.GetName())
+// dependenciesOf reads from the member what obj refers to, as the control
+// plane's resource interpreter finds it: a ResourceInterpreterCustomization's
+// dependencyInterpretation for obj's kind when there is one (it replaces
+// the built-in rules, as everywhere else), else the built-in rules for
+// workloads. It leaves out what is already a template on the control plane
+// (it stays as it is) and what the member does not have (reported on
+// stderr: the workload may tolerate it, as with optional references).
+func (o *promoteOptions) dependenciesOf(ctx context.Context, cp client.Client, mapper meta.RESTMapper, obj *unstructured.Unstructured, ns string, member, dyn dynamic.Interface) ([]dependencyObject, error) {
+	customizations := &configv1alpha1.ResourceInterpreterCustomizationList{}
+	if err := cp.List(ctx, customizations); err != nil {
+		return nil, fmt.Errorf("read the control plane's ResourceInterpreterCustomizations: %w", err)
+	}
+	in := interpreter.New(nil)
+	in.SetCustomizations(customizations.Items)
+	if !in.Interprets(obj, configv1alpha1.InterpreterOperationInterpretDependency) {
+		fmt.Fprintf(o.errOut, "note: nothing interprets the dependencies of %s (no built-in rule, no ResourceInterpreterCustomization); --dependencies finds nothing to promote with it\n", obj.GetKind())
 		return nil, nil
 	}
-	refs, err := native.Dependencies(obj)
+	refs, err := in.Dependencies(ctx, obj)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("interpret the dependencies of %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
 	var out []dependencyObject
 	for _, ref := range refs {
-		// Every dependency kind is core/v1 and its resource is the plural "<kind>s".
-		gvr := corev1.SchemeGroupVersion.WithResource(strings.ToLower(ref.Kind) + "s")
-		d, err := getFrom(ctx, member, gvr, ns, ref.Name)
-		if apierrors.IsNotFound(err) {
-			fmt.Fprintf(o.errOut, "warning: %s %s refers to %s, which member cluster %s does not have: skipped\n", obj.GetKind(), obj.GetName(), ref, o.cluster)
+		gvk := ref.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			fmt.Fprintf(o.errOut, "warning: %s %s depends on a %s, which the control plane does not serve: skipped\n", obj.GetKind(), obj.GetName(), gvk.Kind)
 			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("read %s from member cluster %s: %w", ref, o.cluster, err)
 		}
-		if _, err := getFrom(ctx, cp, gvr, ns, ref.Name); err == nil {
-			fmt.Fprintf(o.errOut, "note: %s already exists on the control plane: left as it is, with whatever places it now\n", ref)
-			continue
-		} else if !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("look up %s on the control plane: %w", ref, err)
+		depNS := ref.Namespace
+		if depNS == "" && m.Scope.Name() == meta.RESTScopeNameNamespace {
+			depNS = ns
 		}
-		out = append(out, dependencyObject{gvr: gvr, obj: d})
+		var found []*unstructured.Unstructured
+		if ref.Name != "" {
+			d, err := getFrom(ctx, member, m.Resource, depNS, ref.Name)
+			if apierrors.IsNotFound(err) {
+				fmt.Fprintf(o.errOut, "warning: %s %s refers to %s %s, which member cluster %s does not have: skipped\n", obj.GetKind(), obj.GetName(), gvk.Kind, ref.Name, o.cluster)
+				continue
+			} else if err != nil {
+				return nil, fmt.Errorf("read %s %s from member cluster %s: %w", gvk.Kind, ref.Name, o.cluster, err)
+			}
+			found = append(found, d)
+		} else {
+			list, err := member.Resource(m.Resource).Namespace(depNS).List(ctx, metav1.ListOptions{LabelSelector: ref.Selector})
+			if err != nil {
+				return nil, fmt.Errorf("list the %s matching %q in member cluster %s: %w", m.Resource.Resource, ref.Selector, o.cluster, err)
+			}
+			for i := range list.Items {
+				found = append(found, &list.Items[i])
+			}
+		}
+		for _, d := range found {
+			if _, err := getFrom(ctx, dyn, m.Resource, d.GetNamespace(), d.GetName()); err == nil {
+				fmt.Fprintf(o.errOut, "note: %s %s already exists on the control plane: left as it is, with whatever places it now\n", gvk.Kind, key(d))
+				continue
+			} else if !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("look up %s %s on the control plane: %w", gvk.Kind, key(d), err)
+			}
+			out = append(out, dependencyObject{gvr: m.Resource, obj: d})
+		}
 	}
 	return out, nil
 }
 
-// policyFor builds the policy that places obj on cluster, as unstructured.
-func policyFor(name, cluster, ns string, obj *unstructured.Unstructured) promotedObject {
-	target := promotion.Target{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName()}
+// policyFor builds the policy that places obj on cluster, as unstructured;
+// with deps it propagates obj's dependencies too (propagateDeps).
+func policyFor(name, cluster, ns string, obj *unstructured.Unstructured, deps bool) promotedObject {
+	target := promotion.Target{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName(), Deps: deps}
 	var typed runtime.Object
 	resource := "clusterpropagationpolicies"
 	if ns != "" {

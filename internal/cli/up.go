@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -382,13 +383,47 @@ func joinMembers(ctx context.Context, s *localstack.Stack) error {
 		if err := controlplane.InstallMemberCRDs(ctx, cfg); err != nil {
 			return fmt.Errorf("install the mcs-api CRDs in %s: %w", m.Name, err)
 		}
-		if err := join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
+		err = join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
 			Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone,
-			Labels: map[string]string{localStackLabel: "true"}}); err != nil {
+			Labels: map[string]string{localStackLabel: "true"}})
+		var held *join.JoinedAsError
+		if errors.As(err, &held) {
+			// The user made it a member under another name (the Pull-mode
+			// guide registers member3 as edge-1): the stack starts without
+			// taking it back, and says how to.
+			s.Progress("%s is a member as %s (%s mode) and stays so: %s", m.Name, held.As, held.Mode, heldHint(s, m.Name, held))
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return unjoinRemovedMembers(ctx, cp, s)
+}
+
+// heldHint says how to run, or take back, a stack member that is a Cluster
+// under another name.
+func heldHint(s *localstack.Stack, member string, held *join.JoinedAsError) string {
+	if held.Mode == clusterv1alpha1.Pull {
+		return fmt.Sprintf("run its agent with '%s agent --cluster-name %s --kubeconfig %s --context %s', or give it back to the stack with '%s unregister %s --force' and '%s up'",
+			self(), held.As, s.Plan.MembersKubeconfig(), member, self(), held.As, self())
+	}
+	return fmt.Sprintf("give it back to the stack with '%s unjoin %s' and '%s up'", self(), held.As, self())
+}
+
+// heldElsewhere reports whether the stack's member is a Cluster under
+// another name (see joinMembers), so that up does not wait for it.
+func heldElsewhere(ctx context.Context, cp client.Client, s *localstack.Stack, member string) bool {
+	cfg, err := localstack.RESTConfig(s.Plan.MembersKubeconfig(), member)
+	if err != nil {
+		return false
+	}
+	id, err := join.ClusterID(ctx, cfg)
+	if err != nil {
+		return false
+	}
+	list := &clusterv1alpha1.ClusterList{}
+	return cp.List(ctx, list) == nil && join.HeldAs(list.Items, member, id) != nil
 }
 
 // localStackLabel marks the Clusters that `flotilla up` joined itself.
@@ -430,7 +465,11 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 		var notReady []string
 		for _, m := range s.Plan.Members() {
 			c := &clusterv1alpha1.Cluster{}
-			if err := cp.Get(ctx, client.ObjectKey{Name: m.Name}, c); err != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			err := cp.Get(ctx, client.ObjectKey{Name: m.Name}, c)
+			if apierrors.IsNotFound(err) && !m.Member.Pull && heldElsewhere(ctx, cp, s, m.Name) {
+				continue // a member under another name, not the stack's to wait for
+			}
+			if err != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
 				notReady = append(notReady, m.Name)
 			}
 		}

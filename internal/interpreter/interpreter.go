@@ -210,6 +210,29 @@ func (in *Interpreter) Customized(obj *unstructured.Unstructured, op Op) bool {
 	return in.lookup(obj, op).kind != ""
 }
 
+// Interprets reports whether op is answered for obj's kind by more than a default, as Karmada's
+// HookEnabled: a customization, a webhook or a bundled customization, or a built-in rule of the
+// kind. The built-in rules counted are InterpretHealth's (native.HasHealthRule: other kinds are
+// Healthy unjudged) and InterpretDependency's (native.HasDependencies). InterpretComponent is
+// answered by customization scripts only. For other operations only what is customized counts.
+func (in *Interpreter) Interprets(obj *unstructured.Unstructured, op Op) bool {
+	src := in.lookup(obj, op)
+	if op == configv1alpha1.InterpreterOperationInterpretComponent {
+		return src.script != ""
+	}
+	if src.kind != "" {
+		return true
+	}
+	gk := obj.GroupVersionKind().GroupKind()
+	switch op {
+	case configv1alpha1.InterpreterOperationInterpretHealth:
+		return native.HasHealthRule(gk)
+	case configv1alpha1.InterpreterOperationInterpretDependency:
+		return native.HasDependencies(gk)
+	}
+	return false
+}
+
 // fail wraps err with its source and reports it.
 func (in *Interpreter) fail(src source, op Op, obj *unstructured.Unstructured, err error) error {
 	err = fmt.Errorf("%s %s of %s %s/%s: %w", src, op, obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)

@@ -57,6 +57,37 @@ func TestCustomizationsResolveByName(t *testing.T) {
 	}
 }
 
+// Interprets counts customizations and the built-in rules of the kind, as Karmada's
+// HookEnabled: a ConfigMap's health is not judged, a Deployment's is; components come from
+// scripts only.
+func TestInterpretsCountsCustomizationsAndBuiltInRules(t *testing.T) {
+	in := New(nil)
+	in.SetCustomizations([]configv1alpha1.ResourceInterpreterCustomization{customization("widget", configv1alpha1.CustomizationRules{
+		ComponentResource: &configv1alpha1.ComponentResourceRequirement{LuaScript: "function GetComponents(o) return {} end"},
+	})})
+	obj := func(apiVersion, kind string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
+	}
+	for _, tc := range []struct {
+		obj  *unstructured.Unstructured
+		op   Op
+		want bool
+	}{
+		{obj("apps/v1", "Deployment"), configv1alpha1.InterpreterOperationInterpretHealth, true},
+		{obj("v1", "ConfigMap"), configv1alpha1.InterpreterOperationInterpretHealth, false},
+		{obj("apps/v1", "Deployment"), configv1alpha1.InterpreterOperationInterpretDependency, true},
+		{obj("multicluster.x-k8s.io/v1alpha1", "ServiceImport"), configv1alpha1.InterpreterOperationInterpretDependency, true},
+		{obj("v1", "Secret"), configv1alpha1.InterpreterOperationInterpretDependency, false},
+		{widget(1), configv1alpha1.InterpreterOperationInterpretComponent, true},
+		{widget(1), configv1alpha1.InterpreterOperationInterpretHealth, false},
+		{obj("apps/v1", "Deployment"), configv1alpha1.InterpreterOperationInterpretComponent, false},
+	} {
+		if got := in.Interprets(tc.obj, tc.op); got != tc.want {
+			t.Errorf("Interprets(%s, %s) = %v, want %v", tc.obj.GetKind(), tc.op, got, tc.want)
+		}
+	}
+}
+
 // A failing script fails the operation with the customization's name, reports it, and health
 // reads Unknown.
 func TestFailuresNameTheCustomization(t *testing.T) {

@@ -10,7 +10,9 @@ import (
 
 // TestPromote takes an application running in member1 into the control
 // plane with `flotilla promote`: a Deployment and the ConfigMap its pods
-// read, with --dependencies, then a Service of the same name. The member's
+// read, with --dependencies (one policy, with propagateDeps, as karmadactl
+// writes it), then a Service of the same name; a ResourceInterpreterCustomization's
+// dependencies replace the built-in ones. The member's
 // Deployment is adopted in place (its pods and pod template unchanged); a
 // dry run creates nothing; what cannot be promoted is refused and changes
 // nothing.
@@ -83,13 +85,13 @@ spec:
 
 	// A dry run prints every object it would create, as a YAML stream, and creates none.
 	out := mustPromote("deployment", "web", "-n", "shop", "-C", "member1", "--dependencies", "--dry-run", "-o", "yaml")
-	for _, want := range []string{"kind: Namespace", "kind: ConfigMap", "kind: Deployment", "kind: PropagationPolicy", "conflictResolution: Overwrite", "- member1"} {
+	for _, want := range []string{"kind: Namespace", "kind: ConfigMap", "kind: Deployment", "kind: PropagationPolicy", "conflictResolution: Overwrite", "propagateDeps: true", "- member1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the dry run's YAML lacks %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, "kind: PropagationPolicy"); n != 2 {
-		t.Errorf("the dry run prints %d PropagationPolicies, want 2 (the Deployment's and the ConfigMap's):\n%s", n, out)
+	if n := strings.Count(out, "kind: PropagationPolicy"); n != 1 {
+		t.Errorf("the dry run prints %d PropagationPolicies, want 1 (the Deployment's, which takes its dependencies along):\n%s", n, out)
 	}
 	for _, bad := range []string{"uid:", "resourceVersion:", "managedFields", "status:", "deployment.kubernetes.io/revision"} {
 		if strings.Contains(out, bad) {
@@ -108,16 +110,14 @@ spec:
 		}
 	}
 	policies := strings.Fields(s.get("", "pp", "-n", "shop", "-o", "jsonpath={.items[*].metadata.name}"))
-	if len(policies) != 2 {
-		t.Fatalf("policies in shop: %v, want the Deployment's and the ConfigMap's", policies)
+	if len(policies) != 1 {
+		t.Fatalf("policies in shop: %v, want the Deployment's only", policies)
 	}
-	// The templates are claimed by their policies, and the Deployment's
-	// status is aggregated from member1.
-	eventually(t, 2*time.Minute, "the templates to be claimed by promote's policies", func() (bool, string) {
-		d := s.get("", "deploy", "web", "-n", "shop", "-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
-		c := s.get("", "cm", "web-config", "-n", "shop", "-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
-		return d != "" && c != "" && d != c && strings.Contains(strings.Join(policies, " "), d) && strings.Contains(strings.Join(policies, " "), c), d + " " + c
-	})
+	// The Deployment is claimed by promote's policy, the ConfigMap follows
+	// it as a dependency (an attached binding), and the Deployment's status
+	// is aggregated from member1.
+	s.waitFor(t, policies[0], "", "deploy", "web", "-n", "shop", "-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
+	s.waitFor(t, "member1", "", "rb", "web-config-configmap", "-n", "shop", "-o", "jsonpath={.spec.clusters[*].name}")
 	s.waitFor(t, "2", "", "deploy", "web", "-n", "shop", "-o", "jsonpath={.status.readyReplicas}")
 	// member1's Deployment and ConfigMap are adopted in place.
 	for _, obj := range []string{"deploy/web", "cm/web-config"} {
@@ -150,11 +150,47 @@ spec:
 	}
 	s.kubectl("", "delete", "pp", "all-services", "-n", "shop")
 
+	// A customization's dependencies replace the built-in ones: this
+	// ReplicaSet reads cache-config, but its customization names Service web.
+	s.mustApply(t, "member1", `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cache-config, namespace: shop}
+data: {SIZE: "1"}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: cache, namespace: shop}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: cache}}
+  template:
+    metadata: {labels: {app: cache}}
+    spec:
+      containers: [{name: app, image: nginx, envFrom: [{configMapRef: {name: cache-config}}]}]
+`)
+	s.mustApply(t, "", `apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: replicaset-deps}
+spec:
+  target: {apiVersion: apps/v1, kind: ReplicaSet}
+  customizations:
+    dependencyInterpretation:
+      luaScript: |
+        function GetDependencies(desiredObj)
+          return {{apiVersion = "v1", kind = "Service", namespace = desiredObj.metadata.namespace, name = "web"}}
+        end
+`)
+	out = mustPromote("replicaset", "cache", "-n", "shop", "-C", "member1", "-d", "--dry-run", "-o", "yaml")
+	if !strings.Contains(out, "kind: Service") || strings.Contains(out, "cache-config") || !strings.Contains(out, "propagateDeps: true") {
+		t.Errorf("promote -d of a kind with a dependency customization must take the customization's Service, not the built-in ConfigMap:\n%s", out)
+	}
+	s.kubectl("", "delete", "resourceinterpretercustomization", "replicaset-deps")
+
 	// A Service of the same name gets a policy of its own.
 	mustPromote("service", "web", "-n", "shop", "-C", "member1")
 	all := strings.Fields(s.get("", "pp", "-n", "shop", "-o", "jsonpath={.items[*].metadata.name}"))
-	if len(all) != 3 {
-		t.Fatalf("policies after promoting Service web: %v, want 3", all)
+	if len(all) != 2 {
+		t.Fatalf("policies after promoting Service web: %v, want 2", all)
 	}
 	svcPolicy := s.get("", "pp", "-n", "shop", "-o", `jsonpath={.items[?(@.spec.resourceSelectors[0].kind=="Service")].metadata.name}`)
 	deployPolicy := s.get("", "pp", "-n", "shop", "-o", `jsonpath={.items[?(@.spec.resourceSelectors[0].kind=="Deployment")].metadata.name}`)
@@ -174,7 +210,7 @@ spec:
 		"widget", "web", "-n", "shop", "-C", "member1")
 	refused("an object missing from the member", []string{"not found in member cluster member1"},
 		"deployment", "nope", "-n", "shop", "-C", "member1")
-	if got := strings.Fields(s.get("", "pp", "-n", "shop", "-o", "jsonpath={.items[*].metadata.name}")); len(got) != 3 {
-		t.Errorf("policies after the refusals: %v, want the same 3", got)
+	if got := strings.Fields(s.get("", "pp", "-n", "shop", "-o", "jsonpath={.items[*].metadata.name}")); len(got) != 2 {
+		t.Errorf("policies after the refusals: %v, want the same 2", got)
 	}
 }

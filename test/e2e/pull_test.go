@@ -266,3 +266,59 @@ func kubectlAs(kubeconfig string, args ...string) (string, error) {
 	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 	return string(out), err
 }
+
+// TestPullGuideOnTheLocalStack follows the Pull-mode guide on the local
+// stack: member2 is unjoined and registered again as edge-1 with its agent
+// run by hand; after `down`, `up` still starts the stack (saying that
+// member2 stays edge-1 and how to take it back), `unregister edge-1
+// --force` finishes without the agent and lists what it left, and the next
+// `up` joins member2 again.
+func TestPullGuideOnTheLocalStack(t *testing.T) {
+	extended(t)
+	s := startStack(t, 2, "--bare-members")
+	kc := filepath.Join(s.dataDir, "karmada.config")
+	members := filepath.Join(s.dataDir, "members.config")
+	s.flotilla("unjoin", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", members, "--cluster-context", "member2")
+	s.mustApply(t, "", deploymentYAML("default", "edge-app", 1, "nginx")+"---\n"+policyTo("default", "edge-app", "Deployment", "edge-app", "edge-1"))
+	cmdLine := strings.Fields(s.flotilla("token", "create", "--print-register-command", "--kubeconfig", kc))
+	server, token, hash := cmdLine[len(cmdLine)-5], cmdLine[len(cmdLine)-3], cmdLine[len(cmdLine)-1]
+	s.flotilla("register", server, "--token", token, "--discovery-token-ca-cert-hash", hash, "--cluster-name", "edge-1",
+		"--kubeconfig", members, "--context", "member2")
+	agent := exec.Command(flotillaBin, "agent", "--cluster-name", "edge-1", "--kubeconfig", members, "--context", "member2",
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor(t, "True", "", "cluster", "edge-1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	s.waitFor(t, "1", "member2", "deploy", "edge-app", "-o", "jsonpath={.spec.replicas}")
+	_ = agent.Process.Kill()
+	_ = agent.Wait()
+
+	// The stack restarts with member2 still edge-1, and says how to take it back.
+	s.flotilla("down", "--data-dir", s.dataDir)
+	s.waitNoProcesses()
+	out := s.flotilla("up", "--members", "2", "--bare-members", "--detach", "--data-dir", s.dataDir, "--timeout", "8m")
+	if !strings.Contains(out, "Flotilla is ready") || !strings.Contains(out, "member2 is a member as edge-1 (Pull mode)") || !strings.Contains(out, "unregister edge-1 --force") {
+		t.Fatalf("up after the Pull-mode guide:\n%s", out)
+	}
+
+	// Without its agent, unregister finishes with --force and lists what stays.
+	out, err := flotillaOut("unregister", "edge-1", "--force", "--wait", "5s", "--kubeconfig", kc)
+	if err != nil || !strings.Contains(out, "cluster(edge-1) is unregistered successfully") || !strings.Contains(out, "Deployment default/edge-app") {
+		t.Fatalf("unregister --force: %v\n%s", err, out)
+	}
+	if got := s.get("", "cluster", "edge-1", "-o", "name"); got != "" {
+		t.Errorf("edge-1 is still there: %q", got)
+	}
+	if out, err := flotillaOut("unregister", "edge-1", "--force", "--wait", "0s", "--kubeconfig", kc); err == nil || !strings.Contains(out, "--force needs a --wait") {
+		t.Errorf("--force without a wait: %v\n%s", err, out)
+	}
+
+	// The next up takes member2 back. (Its old agent credentials are
+	// removed first, as unregister --cluster-kubeconfig would.)
+	s.kubectl("member2", "delete", "secret", "-n", "karmada-system", "karmada-kubeconfig", "--ignore-not-found")
+	s.flotilla("down", "--data-dir", s.dataDir)
+	s.waitNoProcesses()
+	s.up(2, "--bare-members")
+	s.waitFor(t, "True", "", "cluster", "member2", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+}

@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
+	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
 )
 
 // clusterCases check the Cluster status the stack's own cluster controller
@@ -24,6 +26,15 @@ var clusterCases = []integrationCase{
 						return ready && complete && strings.HasPrefix(c.Status.KubernetesVersion, "v1.37") && serves(c, "apps/v1", "deployments") && serves(c, "v1", "configmaps"),
 							describe("version", c.Status.KubernetesVersion, "conditions", c.Status.Conditions, "groupVersions", len(c.Status.APIEnablements))
 					})
+			}
+		},
+	},
+	{
+		name: "every member's Cluster has the cluster controller's CreateExecutionSpaceSucceed",
+		run: func(e *env) {
+			for _, name := range memberNames {
+				e.waitEventOn(eventOn{ns: metav1.NamespaceDefault, kind: "Cluster", name: name, reason: events.CreateExecutionSpaceSucceed,
+					source: cluster.ControllerName, parts: []string{clusterv1alpha1.ExecutionNamespace(name)}})
 			}
 		},
 	},

@@ -4,10 +4,12 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
@@ -44,6 +46,10 @@ var detectorCases = []integrationCase{
 							b.Spec.Replicas == 2 && owned && placed,
 						describe(b.Labels, b.Annotations, b.Spec.Resource, "replicas", b.Spec.Replicas, "owners", b.OwnerReferences)
 				})
+			// The replicas came from the interpreter: Karmada's event on the template.
+			e.waitEventWhere("web", events.GetReplicasSucceed, func(ev *corev1.Event) bool {
+				return ev.Source.Component == "resource-detector" && ev.Type == corev1.EventTypeNormal && ev.InvolvedObject.Kind == "Deployment"
+			})
 		},
 	},
 	{

@@ -87,6 +87,7 @@ func suites() []suite {
 		{"namespace", namespaceCases},
 		{"validation", slices.Concat(validationCases, deletionProtectionCases)},
 		{"workloadrebalancer", workloadRebalancerCases},
+		{"gracefuleviction", gracefulEvictionCases},
 		{"serviceexport", serviceExportCases},
 		{"endpointslice", endpointSliceCases},
 		{"serviceimport", serviceImportCases},

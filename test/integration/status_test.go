@@ -7,9 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/execution"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
@@ -28,6 +30,13 @@ var statusCases = []integrationCase{
 					return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == workv1alpha1.WorkAppliedSuccessfulReason &&
 						len(w.Status.ManifestStatuses) == 1, describe(cond, w.Status.ManifestStatuses)
 				})
+			}
+			// Karmada's work status controller's events on the Work, for
+			// the Deployment it reads (whose health the built-in rules judge).
+			w := e.workOf("member1", "Deployment", "web")
+			for _, reason := range []string{events.ReflectStatusSucceed, events.InterpretHealthSucceed} {
+				e.waitEventOn(eventOn{ns: w.Namespace, kind: "Work", name: w.Name, reason: reason, source: execution.WorkStatusEventSource,
+					parts: []string{"Deployment " + e.ns + "/web", "cluster member1"}})
 			}
 			waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-deployment"}},
 				"web-deployment FullyApplied", func(b *workv1alpha2.ResourceBinding) (bool, string) {

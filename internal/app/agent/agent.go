@@ -207,6 +207,9 @@ func Run(ctx context.Context, o Options) error {
 	exec := &execution.Reconciler{Client: mgr.GetClient(), Members: members, Interpreter: interp, Gate: gate, ReadYourWrites: true,
 		Events: &eventrecord.Recorder{Events: recorders.For("karmada-agent"), Busy: gate.Busy,
 			MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()},
+		// Karmada's agent runs a work status controller of its own.
+		StatusEvents: &eventrecord.Recorder{Events: recorders.For(execution.WorkStatusEventSource), Busy: gate.Busy,
+			MaxDefer: statusgate.StatusMaxDefer, Scheme: mgr.GetScheme()},
 		Executes: func(c string) bool { return c == o.ClusterName }}
 	if err := exec.SetupWithManager(counted); err != nil {
 		return fmt.Errorf("set up the execution controller: %w", err)

@@ -274,7 +274,8 @@ type builder struct {
 var builders = []builder{
 	{"cluster", func(s *shared) ([]setup, error) {
 		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
-			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold}}
+			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold,
+			Events: &eventrecord.Recorder{Events: s.recorders.For(cluster.ControllerName), Scheme: s.mgr.GetScheme()}}}
 		if s.taintManagerEvicts() {
 			pace := taintmanager.NewPace(s.opts.ResourceEvictionRate) // one rate for both kinds
 			for _, kind := range binding.Kinds {
@@ -413,7 +414,10 @@ var builders = []builder{
 		if !features.Or(s.opts.Features).Enabled(features.Failover) {
 			return nil, nil
 		}
-		return []setup{&clustertaintpolicy.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil
+		// Its events are never held back (no Busy), so the Recorder needs
+		// no Scheme.
+		return []setup{&clustertaintpolicy.Reconciler{Client: s.client, Clock: s.opts.Clock,
+			Events: &eventrecord.Recorder{Events: s.recorders.For(clustertaintpolicy.EventSource)}}}, nil
 	}},
 	{applicationfailover.ControllerName, func(s *shared) ([]setup, error) {
 		// Not gated, as in Karmada: the Failover gate governs cluster
@@ -458,7 +462,8 @@ var builders = []builder{
 
 // newMetricsClient is the Kubernetes HPA's metrics client on the control
 // plane's metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io
-// (served by the metrics adapter from the members). The custom metrics API
+// (served by the metrics adapter from the members), with pods' resource
+// metrics keyed per cluster (federatedhpa.PerClusterPodMetrics). The custom metrics API
 // versions the control plane serves are looked up again every refresh.
 func newMetricsClient(mgr ctrl.Manager, refresh time.Duration) (hpa.MetricsClient, error) {
 	cfg := mgr.GetConfig()
@@ -481,7 +486,8 @@ func newMetricsClient(mgr ctrl.Manager, refresh time.Duration) (hpa.MetricsClien
 	})); err != nil {
 		return nil, err
 	}
-	return metricsclient.NewRESTMetricsClient(resources, custommetrics.NewForConfig(cfg, mgr.GetRESTMapper(), versions), external), nil
+	viaREST := metricsclient.NewRESTMetricsClient(resources, custommetrics.NewForConfig(cfg, mgr.GetRESTMapper(), versions), external)
+	return federatedhpa.PerClusterPodMetrics(viaREST, resources), nil
 }
 
 // collector is the one EndpointSlice collector of the serviceExport and
@@ -637,7 +643,8 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 	if err := modes.Track(clusters); err != nil {
 		return nil, nil, fmt.Errorf("watch Clusters' sync modes: %w", err)
 	}
-	s.execution = &execution.Reconciler{Client: c, Members: s.members, Clock: s.opts.Clock, Interpreter: s.interp, Events: s.events("execution-controller"), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
+	s.execution = &execution.Reconciler{Client: c, Members: s.members, Clock: s.opts.Clock, Interpreter: s.interp, Events: s.events("execution-controller"),
+		StatusEvents: s.events(execution.WorkStatusEventSource), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
 		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
 	if s.detectorRuns() {
 		if err := mgr.Add(s.detector); err != nil {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	"k8s.io/metrics/pkg/apis/external_metrics"
@@ -122,7 +121,9 @@ func ask[T any](names []string, what string, query func(ctx context.Context, clu
 	res := fanOut(names, what, func(ctx context.Context, c string) (answer[T], error) {
 		v, err := query(ctx, c)
 		if err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
-			klog.InfoS("Left a member cluster out of a metrics query", "cluster", c, "query", what, "err", err)
+			members.failed(c, what, err)
+		} else {
+			members.answered(c)
 		}
 		return answer[T]{v: v, err: err}, nil
 	})

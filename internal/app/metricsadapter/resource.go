@@ -18,12 +18,14 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/metrics/pkg/apis/metrics"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+
+	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
 
 // QueryFromClusterAnnotation names, on every PodMetrics and NodeMetrics the
-// adapter returns, the member cluster the item came from (Karmada's
-// resource.karmada.io/query-from-cluster; karmadactl top reads it).
-const QueryFromClusterAnnotation = "resource.karmada.io/query-from-cluster"
+// adapter returns, the member cluster the item came from (karmadactl top
+// reads it).
+const QueryFromClusterAnnotation = registry.QueryFromClusterAnnotation
 
 // selectorAnnotation carries, on the pod metadata the lister hands the
 // getter (never on anything served), the label selector of the list, so the
@@ -142,10 +144,45 @@ func (l nodeLister) Get(name string) (*corev1.Node, error) {
 
 var _ corelisters.NodeLister = nodeLister{}
 
+// leftOut logs, once per member cluster and not on every query, that the
+// cluster was left out of the adapter's answers, and once that it answers
+// again: a member that lacks an API or cannot be reached would otherwise
+// log on every sync of every FederatedHPA.
+type leftOut struct {
+	mu  sync.Mutex
+	out map[string]string // cluster -> the query it was first left out of
+}
+
+var members = &leftOut{out: map[string]string{}}
+
+// failed records that cluster did not answer query.
+func (l *leftOut) failed(cluster, query string, err error) {
+	l.mu.Lock()
+	_, known := l.out[cluster]
+	if !known {
+		l.out[cluster] = query
+	}
+	l.mu.Unlock()
+	if !known {
+		klog.InfoS("Left a member cluster out of the metrics answers; the other members' answer stands (logged once until it answers again)", "cluster", cluster, "query", query, "err", err)
+	}
+}
+
+// answered records that cluster answered.
+func (l *leftOut) answered(cluster string) {
+	l.mu.Lock()
+	_, was := l.out[cluster]
+	delete(l.out, cluster)
+	l.mu.Unlock()
+	if was {
+		klog.InfoS("A member cluster answers metrics queries again", "cluster", cluster)
+	}
+}
+
 // fanOut runs query for every cluster in clusters in parallel and returns
 // the answers of those that answered. A cluster that fails or passes the
-// timeout is left out and logged; so is a member that does not serve the
-// API (NotFound counts as an answer: query decides).
+// timeout is left out and logged (once, see leftOut); so is a member that
+// does not serve the API (NotFound counts as an answer: query decides).
 func fanOut[T any](clusters []string, what string, query func(ctx context.Context, cluster string) (T, error)) map[string]T {
 	var mu sync.Mutex
 	out := make(map[string]T, len(clusters))
@@ -156,9 +193,10 @@ func fanOut[T any](clusters []string, what string, query func(ctx context.Contex
 			defer wg.Done()
 			v, err := query(context.Background(), c)
 			if err != nil {
-				klog.InfoS("Left a member cluster out of a metrics query", "cluster", c, "query", what, "err", err)
+				members.failed(c, what, err)
 				return
 			}
+			members.answered(c)
 			mu.Lock()
 			out[c] = v
 			mu.Unlock()

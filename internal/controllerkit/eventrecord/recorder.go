@@ -29,7 +29,10 @@ import (
 // Operation names the pair of event reasons of one operation, such as
 // events.SyncWorkSucceed and events.SyncWorkFailed.
 type Operation struct {
-	// Succeed is the reason of the Normal event raised on success.
+	// Succeed is the reason of the Normal event raised on success. Empty
+	// for an operation Karmada reports only when it fails (such as
+	// events.CleanupWorkFailed): a success then raises nothing, but is
+	// remembered, so that the next failure is raised again.
 	Succeed string
 	// Failed is the reason of the Warning event raised on failure.
 	Failed string
@@ -41,10 +44,14 @@ type Operation struct {
 
 // key is what the outcome of op is remembered under, per subject.
 func (op Operation) key() string {
-	if op.Instance == "" {
-		return op.Succeed
+	name := op.Succeed
+	if name == "" {
+		name = op.Failed
 	}
-	return op.Succeed + "/" + op.Instance
+	if op.Instance == "" {
+		return name
+	}
+	return name + "/" + op.Instance
 }
 
 // Recorder raises events for outcomes that differ from the previous outcome
@@ -144,7 +151,9 @@ func (r *Recorder) outcome(op Operation, err error, okMsg string, happened bool,
 			r.Events.Event(o, corev1.EventTypeWarning, op.Failed, msg)
 			continue
 		}
-		r.normal(o, op.Succeed, okMsg)
+		if op.Succeed != "" {
+			r.normal(o, op.Succeed, okMsg)
+		}
 	}
 }
 

@@ -87,6 +87,25 @@ func TestOutcomeIsPerSubjectAndOperation(t *testing.T) {
 	}
 }
 
+func TestFailureOnlyOperationRaisesWarningsOnly(t *testing.T) {
+	fake := record.NewFakeRecorder(100)
+	r := &Recorder{Events: fake}
+	cleanup := Operation{Failed: "CleanupWorkFailed"}
+	conflict := Operation{Failed: "DependencyPolicyConflict"}
+	b := cm("b")
+	denied := errors.New("denied")
+	r.Outcome(cleanup, nil, "", b)     // success: no Normal event
+	r.Outcome(cleanup, denied, "", b)  // failure: Warning
+	r.Outcome(cleanup, denied, "", b)  // retried: nothing
+	r.Outcome(conflict, denied, "", b) // another failure-only operation has outcomes of its own
+	r.Outcome(cleanup, nil, "", b)     // recovery: still nothing raised
+	r.Outcome(cleanup, denied, "", b)  // and the next failure is raised again
+	want := []string{"Warning CleanupWorkFailed denied", "Warning DependencyPolicyConflict denied", "Warning CleanupWorkFailed denied"}
+	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
 func TestHappenedRaisesEverySuccessAndChangedFailures(t *testing.T) {
 	fake := record.NewFakeRecorder(100)
 	r := &Recorder{Events: fake}

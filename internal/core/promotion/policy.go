@@ -37,6 +37,9 @@ func PolicyName(namespace, name string, gvk schema.GroupVersionKind) string {
 // Target is one promoted object as its policy selects it.
 type Target struct {
 	APIVersion, Kind, Namespace, Name string
+	// Deps makes the policy propagate the target's dependencies with it
+	// (spec.propagateDeps), as karmadactl promote --dependencies writes it.
+	Deps bool
 }
 
 // PropagationPolicy returns the policy that places target, a namespaced
@@ -68,6 +71,7 @@ func spec(cluster string, t Target) policyv1alpha1.PropagationSpec {
 			ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{cluster}},
 		},
 		ConflictResolution: policyv1alpha1.ConflictOverwrite,
+		PropagateDeps:      t.Deps,
 		// As karmadactl promote: deleting the promoted template later leaves the object
 		// running in the member, where it came from.
 		PreserveResourcesOnDeletion: ptr.To(true),

@@ -86,6 +86,12 @@ var podSpecPaths = map[schema.GroupKind][]string{
 // IsWorkload reports whether gk is a kind whose pod template Dependencies reads.
 func IsWorkload(gk schema.GroupKind) bool { _, ok := podSpecPaths[gk]; return ok }
 
+// HasDependencies reports whether Dependencies reads objects of gk: the workloads (IsWorkload)
+// and ServiceImports. Objects of other kinds have none.
+func HasDependencies(gk schema.GroupKind) bool {
+	return IsWorkload(gk) || gk == mcs.ServiceImportGVK.GroupKind()
+}
+
 // serviceImportDependencies are a ServiceImport's: its derived Service (not
 // for a Headless import, which has none) and the EndpointSlices labelled
 // kubernetes.io/service-name=derived-<name>.

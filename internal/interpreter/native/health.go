@@ -29,6 +29,10 @@ var healthRules = map[schema.GroupKind]healthRule{
 	pdbKind:         pdbHealthy,
 }
 
+// HasHealthRule reports whether InterpretHealth judges objects of gk (the kinds listed on it);
+// objects of other kinds are Healthy without being judged.
+func HasHealthRule(gk schema.GroupKind) bool { _, ok := healthRules[gk]; return ok }
+
 // InterpretHealth implements Karmada's InterpretHealth operation on an object observed in a
 // member cluster, for Work.status.manifestStatuses[].health:
 //   - Deployment: the controller has observed the current generation, every desired replica

@@ -7,8 +7,10 @@ package join
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 )
 
 // ClusterSecretNamespace is where member credentials live on the control
@@ -160,12 +163,39 @@ func checkID(ctx context.Context, cp client.Client, name, id string) error {
 	if err := cp.List(ctx, list); err != nil {
 		return fmt.Errorf("join %s: read the control plane's Clusters: %w", name, err)
 	}
-	for _, c := range list.Items {
-		if c.Name != name && c.Spec.ID == id && id != "" {
-			return fmt.Errorf("join %s: this cluster is already joined as %s (same kube-system namespace UID); unjoin it first", name, c.Name)
+	if other := HeldAs(list.Items, name, id); other != nil {
+		return &JoinedAsError{Name: name, As: other.Name, Mode: other.Spec.SyncMode}
+	}
+	return nil
+}
+
+// HeldAs returns the Cluster among clusters, other than name, that holds
+// the member whose kube-system namespace UID is id (its spec.id); nil when
+// none does or id is empty.
+func HeldAs(clusters []clusterv1alpha1.Cluster, name, id string) *clusterv1alpha1.Cluster {
+	for i := range clusters {
+		if c := &clusters[i]; c.Name != name && c.Spec.ID == id && id != "" {
+			return c
 		}
 	}
 	return nil
+}
+
+// JoinedAsError is Join's refusal of a member that is already a Cluster of
+// the control plane under another name.
+type JoinedAsError struct {
+	// Name is the name asked for; As the Cluster that holds the member,
+	// in Mode (Push, or Pull when it was registered).
+	Name, As string
+	Mode     clusterv1alpha1.ClusterSyncMode
+}
+
+func (e *JoinedAsError) Error() string {
+	how := "unjoin " + e.As
+	if e.Mode == clusterv1alpha1.Pull {
+		how = "unregister " + e.As
+	}
+	return fmt.Sprintf("join %s: this cluster is already a member as %s (%s mode, same kube-system namespace UID); %s first", e.Name, e.As, e.Mode, how)
 }
 
 // reachable asks the member's API server for its version, with a short timeout.
@@ -308,6 +338,80 @@ type UnjoinOptions struct {
 	// service account). 0 does not wait and leaves the credentials, which
 	// the controllers need until the Cluster is gone.
 	Wait time.Duration
+	// Force, when the wait runs out, releases the Cluster anyway, as
+	// karmadactl's --force does: the finalizers of its Works, its execution
+	// namespace and the Cluster are removed, so it goes without its
+	// controllers (or a Pull cluster's agent) cleaning the member. What may
+	// be left there is reported in UnjoinResult.Left.
+	Force bool
+}
+
+// UnjoinResult says how Unjoin ended.
+type UnjoinResult struct {
+	// Forced is true when the Cluster was released by Force after the
+	// wait ran out.
+	Forced bool
+	// Left lists, as "<kind> <namespace>/<name>", the objects the released
+	// Works had put in the member, which may still be there.
+	Left []string
+}
+
+// release removes the finalizers of the Works in the cluster's execution
+// namespace, of that namespace and of the Cluster, and returns what the
+// Works had put in the member ("<kind> <namespace>/<name>", sorted).
+func release(ctx context.Context, cp client.Client, name string) ([]string, error) {
+	es := clusterv1alpha1.ExecutionNamespace(name)
+	works := &workv1alpha1.WorkList{}
+	if err := cp.List(ctx, works, client.InNamespace(es)); err != nil {
+		return nil, fmt.Errorf("list the Works of %s: %w", es, err)
+	}
+	var left []string
+	for i := range works.Items {
+		w := &works.Items[i]
+		for _, m := range w.Spec.Workload.Manifests {
+			var obj struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name      string `json:"name"`
+					Namespace string `json:"namespace"`
+				} `json:"metadata"`
+			}
+			if json.Unmarshal(m.Raw, &obj) == nil {
+				left = append(left, fmt.Sprintf("%s %s/%s", obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name))
+			}
+		}
+		if err := dropFinalizers(ctx, cp, w); err != nil {
+			return nil, fmt.Errorf("release Work %s/%s: %w", w.Namespace, w.Name, err)
+		}
+	}
+	ns := &corev1.Namespace{}
+	if err := cp.Get(ctx, client.ObjectKey{Name: es}, ns); err == nil {
+		if err := dropFinalizers(ctx, cp, ns); err != nil {
+			return nil, fmt.Errorf("release namespace %s: %w", es, err)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	cl := &clusterv1alpha1.Cluster{}
+	if err := cp.Get(ctx, client.ObjectKey{Name: name}, cl); err == nil {
+		if err := dropFinalizers(ctx, cp, cl); err != nil {
+			return nil, fmt.Errorf("release Cluster %s: %w", name, err)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	sort.Strings(left)
+	return left, nil
+}
+
+// dropFinalizers removes every finalizer of obj (gone already is fine).
+func dropFinalizers(ctx context.Context, cp client.Client, obj client.Object) error {
+	if len(obj.GetFinalizers()) == 0 {
+		return nil
+	}
+	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	obj.SetFinalizers(nil)
+	return client.IgnoreNotFound(cp.Patch(ctx, obj, patch))
 }
 
 // ErrNoSuchCluster is Unjoin's error for a name no Cluster has.
@@ -315,10 +419,17 @@ var ErrNoSuchCluster = errors.New("no such cluster")
 
 // Unjoin deletes the Cluster o.ClusterName, which makes the controllers
 // remove its Works and (unless o.Orphan) their objects in the member, and
-// its credentials Secret. With o.Wait it waits until the Cluster is gone.
-// Errors: no such cluster (ErrNoSuchCluster), the wait timed out (saying
-// what still holds it).
-func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
+// its credentials Secret. With o.Wait it waits until the Cluster is gone;
+// with o.Force too, a wait that runs out releases the Cluster (see
+// UnjoinOptions.Force). Errors: no such cluster (ErrNoSuchCluster), the
+// wait timed out without Force (saying what still holds it).
+func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) (UnjoinResult, error) {
+	var res UnjoinResult
+	err := unjoin(ctx, cp, o, &res)
+	return res, err
+}
+
+func unjoin(ctx context.Context, cp client.Client, o UnjoinOptions, res *UnjoinResult) error {
 	// What the errors call it: unregister for a Pull-mode cluster.
 	verb, log := "unjoin", "the controller manager's log"
 	cluster := &clusterv1alpha1.Cluster{}
@@ -359,7 +470,17 @@ func Unjoin(ctx context.Context, cp client.Client, o UnjoinOptions) error {
 		}
 		select {
 		case <-wctx.Done():
-			return fmt.Errorf("%s %s: the Cluster is still being removed after %s (its Works wait for their objects to be deleted in the member; see %s)", verb, o.ClusterName, o.Wait, log)
+			if o.Force && !res.Forced {
+				var err error
+				if res.Left, err = release(ctx, cp, o.ClusterName); err != nil {
+					return fmt.Errorf("%s %s --force: %w", verb, o.ClusterName, err)
+				}
+				res.Forced = true
+				wctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+				defer cancel()
+				continue
+			}
+			return fmt.Errorf("%s %s: the Cluster is still being removed after %s (its Works wait for their objects to be deleted in the member; see %s, or add --force to release it and leave what is in the member)", verb, o.ClusterName, o.Wait, log)
 		case <-tick.C:
 		}
 	}

@@ -34,6 +34,12 @@ import (
 // (Karmada's karmada.io/managed label), so informers can watch only those.
 const ManagedLabel = "karmada.io/managed"
 
+// QueryFromClusterAnnotation names, on an object read from a member for a
+// fleet-wide answer (the metrics adapter's PodMetrics and NodeMetrics,
+// `flotilla get -o yaml`), the member cluster it came from: Karmada's
+// resource.karmada.io/query-from-cluster, which karmadactl reads too.
+const QueryFromClusterAnnotation = "resource.karmada.io/query-from-cluster"
+
 // Member is a connection to one member cluster.
 type Member struct {
 	Name    string

@@ -234,14 +234,25 @@ func (k Kind) EnqueueAll(ctx context.Context, c client.Reader, q workqueue.Typed
 // Keys lists the keys of every binding of this kind, in namespace when it
 // is not empty (namespaced kind only).
 func (k Kind) Keys(ctx context.Context, c client.Reader, namespace string) ([]client.ObjectKey, error) {
+	return k.KeysWhere(ctx, c, namespace, nil)
+}
+
+// KeysWhere is Keys of the bindings for which keep is true (all when keep
+// is nil). Errors are the list's.
+func (k Kind) KeysWhere(ctx context.Context, c client.Reader, namespace string, keep func(Object) bool) ([]client.ObjectKey, error) {
 	var keys []client.ObjectKey
+	add := func(b Object) {
+		if keep == nil || keep(b) {
+			keys = append(keys, client.ObjectKeyFromObject(b))
+		}
+	}
 	if k == ClusterScoped {
 		list := &workv1alpha2.ClusterResourceBindingList{}
 		if err := c.List(ctx, list); err != nil {
 			return nil, err
 		}
 		for i := range list.Items {
-			keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+			add(&list.Items[i])
 		}
 		return keys, nil
 	}
@@ -250,7 +261,7 @@ func (k Kind) Keys(ctx context.Context, c client.Reader, namespace string) ([]cl
 		return nil, err
 	}
 	for i := range list.Items {
-		keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+		add(&list.Items[i])
 	}
 	return keys, nil
 }

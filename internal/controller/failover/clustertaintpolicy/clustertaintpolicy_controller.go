@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,7 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler/clusteraffinity"
 )
@@ -33,13 +36,23 @@ import (
 // ControllerName is the controller's name in --controllers (Karmada's).
 const ControllerName = "clusterTaintPolicy"
 
+// EventSource is the source of the controller's events: Karmada's name of
+// the controller.
+const EventSource = "cluster-taint-policy-controller"
+
 // Reconciler keeps each Cluster's policy taints in line with its conditions.
 type Reconciler struct {
 	Client client.Client
 	// Clock tells the time taints are added at; nil is the real clock
 	// (controllermanager.Options.Clock).
 	Clock clock.PassiveClock
+	// Events, if set, gets Karmada's TaintClusterSucceed (each change of a
+	// cluster's taints) and TaintClusterFailed on the Cluster.
+	Events *eventrecord.Recorder
 }
+
+// taintCluster is the operation whose outcomes are raised on the Cluster.
+var taintCluster = eventrecord.Operation{Succeed: events.TaintClusterSucceed, Failed: events.TaintClusterFailed}
 
 // SetupWithManager reconciles a Cluster when it changes and every Cluster
 // when a ClusterTaintPolicy changes.
@@ -120,10 +133,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Patch(ctx, cluster, patch); apierrors.IsConflict(err) {
 		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	} else if err != nil {
-		return ctrl.Result{}, fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
+		err = fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
+		r.Events.Happened(taintCluster, err, "", cluster)
+		return ctrl.Result{}, err
 	}
 	log.FromContext(ctx).Info("Cluster taints changed by ClusterTaintPolicy", "cluster", cluster.Name, "taints", taints)
+	r.Events.Happened(taintCluster, nil, fmt.Sprintf("ClusterTaintPolicies changed the taints of cluster %s; they are now: %s.",
+		cluster.Name, taintList(taints)), cluster)
 	return ctrl.Result{}, nil
+}
+
+// taintList lists taints for an event message, each as key[=value]:Effect,
+// separated by ", "; "none" when there are none.
+func taintList(taints []corev1.Taint) string {
+	if len(taints) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(taints))
+	for _, t := range taints {
+		parts = append(parts, t.ToString())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // add puts t on taints unless a taint of its key and effect is there with

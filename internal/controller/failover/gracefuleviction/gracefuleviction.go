@@ -6,15 +6,24 @@
 // Unlike Karmada, every task is cleared in the end: when the replacement
 // can never report health (kinds without a health rule read Healthy here)
 // or when no other cluster fits (nothing to wait for), the task still ends
-// at its timeout; a task whose cluster is gone ends at once.
+// at its timeout; a task whose cluster is gone ends at once. And a task
+// that evicted a cluster for the cluster's sake (a taint, not an
+// application failure) ends as soon as that cluster has recovered (Ready,
+// no NoExecute taint the binding does not tolerate) if no other cluster
+// took its replicas over: the scheduler then places the workload there
+// again at once, where Karmada leaves it placed nowhere until the timeout
+// while the cluster still runs it.
 package gracefuleviction
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
@@ -23,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -91,10 +101,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b, ok := o.(binding.Object)
 		return ok && len(binding.Spec(b).GracefulEvictionTasks) > 0
 	})
+	// A cluster that recovers (Ready again, or a NoExecute taint gone) may
+	// end the tasks that evicted it: its bindings are looked at again.
+	recovery := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+			return ok1 && ok2 && (Recovered(o, nil) != Recovered(n, nil) || !equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints))
+		},
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName(ControllerName)).
 		For(r.Kind.Empty(), builder.WithPredicates(hasTasks, predicate.Funcs{DeleteFunc: func(event.DeleteEvent) bool { return false }})).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.evictedFrom), builder.WithPredicates(recovery)).
 		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
+}
+
+// evictedFrom lists the bindings with a graceful eviction task from the
+// cluster o.
+func (r *Reconciler) evictedFrom(ctx context.Context, o client.Object) []ctrl.Request {
+	keys, err := r.Kind.KeysWhere(ctx, r.Client, "", func(b binding.Object) bool {
+		return binding.EvictingClusters(binding.Spec(b))[o.GetName()]
+	})
+	if err != nil {
+		return nil
+	}
+	out := make([]ctrl.Request, len(keys))
+	for i, k := range keys {
+		out[i] = ctrl.Request{NamespacedName: k}
+	}
+	return out
 }
 
 func (r *Reconciler) now() time.Time {
@@ -120,9 +159,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, &clusters); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list clusters: %w", err)
 	}
-	exists := map[string]bool{}
-	for _, c := range clusters.Items {
+	exists, recovered := map[string]bool{}, map[string]bool{}
+	for i := range clusters.Items {
+		c := &clusters.Items[i]
 		exists[c.Name] = c.DeletionTimestamp.IsZero()
+		recovered[c.Name] = exists[c.Name] && Recovered(c, placementTolerations(spec))
+	}
+	replaced := Replaced(spec)
+	// The scheduler has looked at the current generation, whether or not
+	// anything fit (schedulerObservedGeneration records successes only).
+	looked := binding.Status(b).SchedulerObservedGeneration >= b.GetGeneration()
+	if c := meta.FindStatusCondition(binding.Status(b).Conditions, workv1alpha2.Scheduled); c != nil && c.ObservedGeneration >= b.GetGeneration() {
+		looked = true
 	}
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -136,6 +184,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var done []string
 	for _, t := range spec.GracefulEvictionTasks {
 		finished, wait, why := Done(t, ready, scheduled, exists[t.FromCluster], timeout, now)
+		if !finished && looked && !replaced && recovered[t.FromCluster] && t.Reason != binding.EvictionReasonApplicationFailure &&
+			policyv1alpha1.NormalizePurgeMode(t.PurgeMode) == policyv1alpha1.PurgeModeGracefully && t.SuppressDeletion == nil {
+			finished, why = true, "the cluster recovered and no other cluster took its replicas"
+		}
 		if finished {
 			done = append(done, t.FromCluster+" ("+why+")")
 			continue
@@ -203,6 +255,57 @@ func Done(t workv1alpha2.GracefulEvictionTask, replacementReady, scheduled, clus
 		return true, 0, "the grace period of " + timeout.String() + " is over"
 	}
 	return false, left, ""
+}
+
+// Recovered reports whether cluster c is fit to run the binding again: its
+// Ready condition is True and it has no NoExecute taint that tolerations
+// do not tolerate.
+func Recovered(c *clusterv1alpha1.Cluster, tolerations []corev1.Toleration) bool {
+	if !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+		return false
+	}
+	for i := range c.Spec.Taints {
+		t := &c.Spec.Taints[i]
+		if t.Effect == corev1.TaintEffectNoExecute &&
+			!slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(klog.Logger{}, t, false) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// Replaced reports whether other clusters took over the binding: it is
+// placed somewhere, and when it has replicas, all of them are assigned.
+func Replaced(spec *workv1alpha2.ResourceBindingSpec) bool {
+	if len(spec.Clusters) == 0 {
+		return false
+	}
+	if spec.Replicas == 0 {
+		return true
+	}
+	var sum int32
+	for _, tc := range spec.Clusters {
+		sum += tc.Replicas
+	}
+	return sum >= spec.Replicas || allZero(spec.Clusters)
+}
+
+// allZero reports a placement without per-cluster replicas (Duplicated
+// writes none): every listed cluster runs all of them.
+func allZero(tcs []workv1alpha2.TargetCluster) bool {
+	for _, tc := range tcs {
+		if tc.Replicas != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func placementTolerations(spec *workv1alpha2.ResourceBindingSpec) []corev1.Toleration {
+	if spec.Placement == nil {
+		return nil
+	}
+	return spec.Placement.ClusterTolerations
 }
 
 // ReplacementReady reports whether the scheduler has placed the binding's

@@ -4,9 +4,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -71,5 +73,40 @@ func TestReplacementReady(t *testing.T) {
 	b.Generation, b.Spec.Clusters = 3, nil
 	if ReplacementReady(binding.Object(b)) {
 		t.Error("ready with nowhere to go")
+	}
+}
+
+func TestRecoveredAndReplaced(t *testing.T) {
+	ready := []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue}}
+	noExecute := corev1.Taint{Key: "cluster.karmada.io/not-ready", Effect: corev1.TaintEffectNoExecute}
+	for name, tc := range map[string]struct {
+		conditions  []metav1.Condition
+		taints      []corev1.Taint
+		tolerations []corev1.Toleration
+		want        bool
+	}{
+		"Ready and untainted":     {conditions: ready, want: true},
+		"not Ready":               {conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse}}},
+		"a NoExecute taint":       {conditions: ready, taints: []corev1.Taint{noExecute}},
+		"a tolerated taint":       {conditions: ready, taints: []corev1.Taint{noExecute}, tolerations: []corev1.Toleration{{Key: noExecute.Key, Operator: corev1.TolerationOpExists}}, want: true},
+		"only a NoSchedule taint": {conditions: ready, taints: []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectNoSchedule}}, want: true},
+	} {
+		c := &clusterv1alpha1.Cluster{Spec: clusterv1alpha1.ClusterSpec{Taints: tc.taints}, Status: clusterv1alpha1.ClusterStatus{Conditions: tc.conditions}}
+		if got := Recovered(c, tc.tolerations); got != tc.want {
+			t.Errorf("%s: Recovered = %v, want %v", name, got, tc.want)
+		}
+	}
+	for name, tc := range map[string]struct {
+		spec workv1alpha2.ResourceBindingSpec
+		want bool
+	}{
+		"placed nowhere":         {spec: workv1alpha2.ResourceBindingSpec{Replicas: 3}},
+		"all replicas elsewhere": {spec: workv1alpha2.ResourceBindingSpec{Replicas: 3, Clusters: []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 3}}}, want: true},
+		"some replicas only":     {spec: workv1alpha2.ResourceBindingSpec{Replicas: 3, Clusters: []workv1alpha2.TargetCluster{{Name: "m2", Replicas: 1}}}},
+		"no replicas, placed":    {spec: workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "m2"}}}, want: true},
+	} {
+		if got := Replaced(&tc.spec); got != tc.want {
+			t.Errorf("%s: Replaced = %v, want %v", name, got, tc.want)
+		}
 	}
 }

@@ -31,7 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/member/join"
@@ -58,10 +60,18 @@ const (
 	DefaultSuccessThreshold = 30 * time.Second
 )
 
+// ControllerName is Karmada's name of the cluster controller, the source of
+// its events.
+const ControllerName = "cluster-controller"
+
 // Reconciler is the cluster controller.
 type Reconciler struct {
 	Client  client.Client
 	Members *registry.Registry
+	// Events, if set, gets Karmada's CreateExecutionSpace*,
+	// RemoveExecutionSpace* and TaintCluster* events on the Cluster (not in
+	// an agent, which does none of these).
+	Events *eventrecord.Recorder
 	// StatusUpdateFrequency is how often each member is probed; 0 means
 	// DefaultStatusUpdateFrequency.
 	StatusUpdateFrequency time.Duration
@@ -174,18 +184,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, fmt.Errorf("update Cluster %s: %w", cluster.Name, err)
 		}
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: esName}}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
-		if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, fmt.Errorf("create execution namespace %s: %w", esName, err)
-		}
-	} else if err != nil {
+	if err := r.ensureExecutionSpace(ctx, cluster, esName); err != nil {
 		return ctrl.Result{}, err
 	}
 	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
 		return r.followAgent(ctx, cluster)
 	}
 	return r.report(ctx, cluster)
+}
+
+// Karmada's operations on a Cluster whose outcomes are raised as events.
+var (
+	createExecutionSpace = eventrecord.Operation{Succeed: events.CreateExecutionSpaceSucceed, Failed: events.CreateExecutionSpaceFailed}
+	removeExecutionSpace = eventrecord.Operation{Succeed: events.RemoveExecutionSpaceSucceed, Failed: events.RemoveExecutionSpaceFailed}
+	taintCluster         = eventrecord.Operation{Succeed: events.TaintClusterSucceed, Failed: events.TaintClusterFailed}
+)
+
+// ensureExecutionSpace creates the execution namespace esName of cluster
+// when it does not exist, raising CreateExecutionSpaceSucceed when it
+// creates it and CreateExecutionSpaceFailed when it cannot read or create
+// it (once per distinct error). Errors: the API server's.
+func (r *Reconciler) ensureExecutionSpace(ctx context.Context, cluster *clusterv1alpha1.Cluster, esName string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: esName}}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(ns), ns)
+	if err == nil {
+		return nil
+	}
+	if apierrors.IsNotFound(err) {
+		err = r.Client.Create(ctx, ns)
+		if err == nil {
+			r.Events.Happened(createExecutionSpace, nil, fmt.Sprintf("Execution namespace %s of cluster %s is created.", esName, cluster.Name), cluster)
+			return nil
+		}
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		err = fmt.Errorf("create execution namespace %s: %w", esName, err)
+	} else {
+		err = fmt.Errorf("read execution namespace %s: %w", esName, err)
+	}
+	r.Events.Happened(createExecutionSpace, err, "", cluster)
+	return err
 }
 
 // report probes the member and writes what it found: the Lease, the
@@ -307,7 +346,9 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 		for i := range works.Items {
 			if w := &works.Items[i]; w.DeletionTimestamp.IsZero() {
 				if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
-					return ctrl.Result{}, fmt.Errorf("delete Work %s/%s: %w", w.Namespace, w.Name, err)
+					err = fmt.Errorf("delete Work %s/%s: %w", w.Namespace, w.Name, err)
+					r.Events.Happened(removeExecutionSpace, err, "", cluster)
+					return ctrl.Result{}, err
 				}
 			}
 		}
@@ -318,8 +359,11 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 	if err == nil {
 		if ns.DeletionTimestamp.IsZero() {
 			if err := r.Client.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, fmt.Errorf("delete execution namespace %s: %w", ns.Name, err)
+				err = fmt.Errorf("delete execution namespace %s: %w", ns.Name, err)
+				r.Events.Happened(removeExecutionSpace, err, "", cluster)
+				return ctrl.Result{}, err
 			}
+			r.Events.Happened(removeExecutionSpace, nil, fmt.Sprintf("Execution namespace %s of cluster %s is being removed: its Works are gone.", esName, cluster.Name), cluster)
 		}
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
@@ -336,6 +380,7 @@ func (r *Reconciler) finalize(ctx context.Context, cluster *clusterv1alpha1.Clus
 		}
 	}
 	r.Members.Forget(cluster.Name)
+	r.Events.Forget(cluster)
 	return ctrl.Result{}, nil
 }
 
@@ -464,9 +509,32 @@ func (r *Reconciler) taint(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cluster.Spec.Taints = taints
 	if err := r.Client.Patch(ctx, cluster, patch); err != nil {
-		return fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
+		err = fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
+		if !apierrors.IsConflict(err) {
+			r.Events.Happened(taintCluster, err, "", cluster)
+		}
+		return err
 	}
+	ready := "none"
+	if c := meta.FindStatusCondition(status.Conditions, clusterv1alpha1.ClusterConditionReady); c != nil {
+		ready = string(c.Status)
+	}
+	r.Events.Happened(taintCluster, nil, fmt.Sprintf("Taints of cluster %s follow its Ready condition (%s); they are now: %s.",
+		cluster.Name, ready, taintsMessage(taints)), cluster)
 	return nil
+}
+
+// taintsMessage lists taints for an event message, each as
+// key[=value]:Effect, separated by ", "; "none" when there are none.
+func taintsMessage(taints []corev1.Taint) string {
+	if len(taints) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(taints))
+	for _, t := range taints {
+		parts = append(parts, t.ToString())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // observe probes the member and returns the status it should have. A member

@@ -54,7 +54,8 @@ const DispatchControllerName = "endpointsliceDispatch"
 type Dispatcher struct {
 	Client client.Client
 	// Events gets DispatchEndpointSliceSucceed and
-	// DispatchEndpointSliceFailed when the outcome changes.
+	// DispatchEndpointSliceFailed, and APIIncompatible for consumers, when
+	// the outcome changes.
 	Events *eventrecord.Recorder
 }
 
@@ -90,6 +91,14 @@ func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		consumers, _ = mcs.Consumers(m, clusters)
+		// A consumer without EndpointSlices gets none, as Karmada skips
+		// it, and a Warning says why.
+		lacking, err := withoutEndpointSlices(ctx, d.Client, consumers)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		d.Events.Outcome(consumersIncompatible, incompatibility("consumer", lacking, "no EndpointSlice is dispatched to them"), "", m)
+		consumers = without(consumers, lacking)
 		collected, err := works(ctx, d.Client, req.NamespacedName, mcs.Collected)
 		if err != nil {
 			return ctrl.Result{}, err

@@ -85,8 +85,9 @@ type Reconciler struct {
 	// LoadBalancer serves type LoadBalancer; nil leaves those waiting, with
 	// a Warning event saying how to configure one.
 	LoadBalancer loadbalancer.Provider
-	// Events gets SyncServiceSucceed and SyncServiceFailed, and
-	// MCSLoadBalance, on the MultiClusterService when the outcome changes.
+	// Events gets SyncServiceSucceed and SyncServiceFailed, MCSLoadBalance,
+	// and APIIncompatible for providers, on the MultiClusterService when
+	// the outcome changes.
 	Events *eventrecord.Recorder
 	// Recorder gets ClusterNotFound events.
 	Recorder record.EventRecorder
@@ -157,12 +158,18 @@ func specOrLifecycleChanged() predicate.Predicate {
 }
 
 // clusterSetChanged passes Clusters that join or leave (and a change of
-// deletion state): the only Cluster changes that change who provides and
-// consumes.
+// deletion state), and those that start or stop serving EndpointSlices
+// (lacksEndpointSlices): the only Cluster changes that change who provides
+// and consumes.
 func clusterSetChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp())
+			if !e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp()) {
+				return true
+			}
+			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+			return ok1 && ok2 && lacksEndpointSlices(o) != lacksEndpointSlices(n)
 		},
 	}
 }
@@ -266,7 +273,14 @@ func (r *Reconciler) crossCluster(ctx context.Context, m *networkingv1alpha1.Mul
 	if errors.Is(err, errRetry) || errors.Is(err, binding.ErrTemplatesLoading) {
 		return err
 	}
-	markErr := r.mark(ctx, m, providers)
+	// Slices cannot be collected from a provider without EndpointSlices:
+	// it gets no marker, as Karmada skips it, and a Warning says why.
+	lacking, listErr := withoutEndpointSlices(ctx, r.Client, providers)
+	if listErr != nil {
+		return listErr
+	}
+	r.Events.Outcome(providersIncompatible, incompatibility("provider", lacking, "their endpoints are not collected"), "", m)
+	markErr := r.mark(ctx, m, without(providers, lacking))
 	var problems []string
 	notFound := ""
 	if unknown := append(slices.Clone(unknownProviders), unknownConsumers...); len(unknown) > 0 {

@@ -64,7 +64,8 @@ type Reconciler struct {
 	// Gate, if set, is touched by every Work write (see statusgate.Gate).
 	Gate *statusgate.Gate
 	// Events, if set, gets Karmada's SyncWorkSucceed and SyncWorkFailed
-	// events on the binding and its template when the outcome changes.
+	// events on the binding and its template when the outcome changes, and
+	// CleanupWorkFailed on the binding when its Works cannot be deleted.
 	Events *eventrecord.Recorder
 	// Executor, if set, is handed each Work this controller creates, to
 	// apply it at once (the in-process execution controller's Handoff).
@@ -213,6 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		keep[clusterv1alpha1.ExecutionNamespace(c)] = true
 	}
 	_, err = r.deleteWorks(ctx, id, keep)
+	r.Events.Outcome(cleanupWork, err, "", b)
 	metrics.ObserveBindingSyncWork(errors.Join(outcome, err), time.Since(start))
 	return ctrl.Result{}, err
 }
@@ -234,9 +236,15 @@ func renderedClusters(rs []rendering) []string {
 // syncWork is the operation whose outcome the binding controller reports.
 var syncWork = eventrecord.Operation{Succeed: events.SyncWorkSucceed, Failed: events.SyncWorkFailed}
 
+// cleanupWork is the deletion of a binding's Works (those of clusters it no
+// longer targets, or all of them when it is deleted): Karmada reports only
+// its failures, on the binding.
+var cleanupWork = eventrecord.Operation{Failed: events.CleanupWorkFailed}
+
 // finalize deletes a binding's Works, then releases the binding.
 func (r *Reconciler) finalize(ctx context.Context, b binding.Object, id string) (ctrl.Result, error) {
 	remaining, err := r.deleteWorks(ctx, id, nil)
+	r.Events.Outcome(cleanupWork, err, "", b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

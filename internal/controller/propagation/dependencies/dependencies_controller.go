@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -82,7 +84,9 @@ type Reconciler struct {
 	// and built-in rules only.
 	Interpreter *interpreter.Interpreter
 	// Events, if set, gets Karmada's SyncScheduleResultToDependenciesSucceed
-	// and ...Failed on the workload binding when the outcome changes.
+	// and ...Failed on the workload binding, GetDependenciesSucceed and
+	// ...Failed on the workload, and DependencyPolicyConflict on an
+	// attached binding, when the outcome changes.
 	Events *eventrecord.Recorder
 	// Gate, if set, is touched by every binding write (statusgate.Gate).
 	Gate *statusgate.Gate
@@ -209,6 +213,14 @@ type dependencyRef struct {
 // workload binding.
 var syncDependencies = eventrecord.Operation{Succeed: events.SyncScheduleResultToDependenciesSucceed, Failed: events.SyncScheduleResultToDependenciesFailed}
 
+// getDependencies is the interpretation of a workload's dependencies,
+// reported on the workload.
+var getDependencies = eventrecord.Operation{Succeed: events.GetDependenciesSucceed, Failed: events.GetDependenciesFailed}
+
+// dependencyPolicy is the agreement of the requirers of an attached binding
+// on its settings: Karmada reports only the conflicts, on that binding.
+var dependencyPolicy = eventrecord.Operation{Failed: events.DependencyPolicyConflict}
+
 // Reconcile brings the dependency bindings of one workload binding in line
 // with its template and clusters.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -230,7 +242,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		if found {
-			list, derr := interpreter.Or(r.Interpreter).Dependencies(ctx, tmpl)
+			in := interpreter.Or(r.Interpreter)
+			tmpl = withKind(tmpl, binding.ResourceGVK(&w.Spec))
+			list, derr := in.Dependencies(ctx, tmpl)
+			if derr != nil || in.Interprets(tmpl, configv1alpha1.InterpreterOperationInterpretDependency) {
+				// Karmada's GetDependenciesSucceed/Failed on the workload,
+				// for kinds something interprets dependencies of.
+				r.Events.Outcome(getDependencies, derr, "Interpreted the dependencies of the workload (listed in its binding's annotation "+
+					binding.DependenciesAnnotation+").", tmpl)
+			}
 			if derr != nil {
 				// A pod template that does not decode: the API server
 				// validates workloads, so this is a CRD-like kind gone
@@ -414,13 +434,14 @@ func (r *Reconciler) require(ctx context.Context, w *workv1alpha2.ResourceBindin
 		b = &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: name,
 			Labels: map[string]string{binding.PermanentIDLabel: uuid.NewString()}}}
 		controllerutil.AddFinalizer(b, binding.Finalizer)
-		r.desired(ctx, b, w, dt, clusters)
+		conflict := r.desired(ctx, b, w, dt, clusters)
 		done := r.Gate.Write()
 		err = r.Client.Create(ctx, b)
 		done()
 		if err != nil {
 			return fmt.Errorf("create the attached binding %s/%s: %w", w.Namespace, name, err)
 		}
+		r.reportPolicy(b, conflict)
 		return nil
 	}
 	if err != nil {
@@ -437,8 +458,9 @@ func (r *Reconciler) require(ctx context.Context, w *workv1alpha2.ResourceBindin
 			errors.New("the binding belongs to an earlier object of the same name"))
 	}
 	current := b.DeepCopy()
-	r.desired(ctx, b, w, dt, clusters)
+	conflict := r.desired(ctx, b, w, dt, clusters)
 	if equality.Semantic.DeepEqual(current, b) {
+		r.reportPolicy(b, conflict)
 		return nil
 	}
 	done := r.Gate.Write()
@@ -446,7 +468,17 @@ func (r *Reconciler) require(ctx context.Context, w *workv1alpha2.ResourceBindin
 	if err := r.Client.Update(ctx, b); err != nil {
 		return fmt.Errorf("update binding %s/%s: %w", w.Namespace, name, err)
 	}
+	r.reportPolicy(b, conflict)
 	return nil
+}
+
+// reportPolicy raises DependencyPolicyConflict on the attached binding b
+// when its requirers' settings conflict (conflict, from desired) and the
+// conflict is new or different; nil records that they agree.
+func (r *Reconciler) reportPolicy(b *workv1alpha2.ResourceBinding, conflict error) {
+	if binding.Attached(b) && !policymatch.HasClaim(b.Labels) {
+		r.Events.Outcome(dependencyPolicy, conflict, "", b)
+	}
 }
 
 // desired writes into dependency binding b the workload binding's entry in
@@ -455,26 +487,36 @@ func (r *Reconciler) require(ctx context.Context, w *workv1alpha2.ResourceBindin
 // once the binding names the version its cache has) and owner; and, on an
 // attached binding, the conflict resolution of its requirers: Overwrite if
 // any of them overwrites (so an Overwrite migration takes over the
-// dependencies that already exist in the members), else Abort.
-func (r *Reconciler) desired(ctx context.Context, b, w *workv1alpha2.ResourceBinding, dt *unstructured.Unstructured, clusters []workv1alpha2.TargetCluster) {
+// dependencies that already exist in the members), else Abort. It returns
+// the requirers' conflict (see resolveConflictResolution), nil when they
+// agree or b is not attached.
+func (r *Reconciler) desired(ctx context.Context, b, w *workv1alpha2.ResourceBinding, dt *unstructured.Unstructured, clusters []workv1alpha2.TargetCluster) error {
 	binding.SetRequirement(&b.Spec, workv1alpha2.BindingSnapshot{Namespace: w.Namespace, Name: w.Name, Clusters: clusters})
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
 	}
 	b.Labels[binding.DependedByLabel(w.Namespace, w.Name)] = w.Labels[binding.PermanentIDLabel]
 	if policymatch.HasClaim(b.Labels) {
-		return // a policy claims the template: the detector writes the rest
+		return nil // a policy claims the template: the detector writes the rest
 	}
 	binding.PointAt(b, dt)
-	if binding.Attached(b) {
-		b.Spec.ConflictResolution = r.conflictResolution(ctx, b, w)
+	if !binding.Attached(b) {
+		return nil
 	}
+	var conflict error
+	b.Spec.ConflictResolution, b.Spec.PreserveResourcesOnDeletion, conflict = r.requirersPolicy(ctx, b, w)
+	return conflict
 }
 
-// conflictResolution is Overwrite if any binding in b's spec.requiredBy
-// resolves conflicts by overwriting, else Abort. w, if not nil, is one of
-// them as this reconcile read it.
-func (r *Reconciler) conflictResolution(ctx context.Context, b, w *workv1alpha2.ResourceBinding) policyv1alpha1.ConflictResolution {
+// requirersPolicy resolves the conflict resolution and
+// preserveResourcesOnDeletion of attached binding b from the bindings in
+// its spec.requiredBy (resolveConflictResolution, resolvePreserve); the
+// error joins their conflicts.
+// w, if not nil, is one of them as this reconcile read it; requirers that
+// are gone (or are not bindings: a MultiClusterService's entry) are
+// skipped.
+func (r *Reconciler) requirersPolicy(ctx context.Context, b, w *workv1alpha2.ResourceBinding) (policyv1alpha1.ConflictResolution, *bool, error) {
+	var requirers []*workv1alpha2.ResourceBinding
 	for _, s := range b.Spec.RequiredBy {
 		rb := w
 		if w == nil || s.Namespace != w.Namespace || s.Name != w.Name {
@@ -483,11 +525,59 @@ func (r *Reconciler) conflictResolution(ctx context.Context, b, w *workv1alpha2.
 				continue // gone: its entry is released by its own reconcile
 			}
 		}
-		if rb.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
-			return policyv1alpha1.ConflictOverwrite
+		requirers = append(requirers, rb)
+	}
+	cr, crConflict := resolveConflictResolution(requirers)
+	preserve, preserveConflict := resolvePreserve(requirers)
+	return cr, preserve, errors.Join(crConflict, preserveConflict)
+}
+
+// resolvePreserve is true if any of requirers preserves its resources on
+// deletion (so does a dependency they share: deleting one workload's
+// template must not take the others' dependencies from the members), nil
+// when none does, as Karmada resolves it. The error is non-nil when they
+// disagree, Karmada's DependencyPolicyConflict; it names both sides.
+func resolvePreserve(requirers []*workv1alpha2.ResourceBinding) (*bool, error) {
+	var keep, drop []string
+	for _, rb := range requirers {
+		if rb.Spec.PreserveResourcesOnDeletion != nil && *rb.Spec.PreserveResourcesOnDeletion {
+			keep = append(keep, binding.Ref(rb))
+		} else {
+			drop = append(drop, binding.Ref(rb))
 		}
 	}
-	return policyv1alpha1.ConflictAbort
+	switch {
+	case len(keep) == 0:
+		return nil, nil
+	case len(drop) == 0:
+		return ptr.To(true), nil
+	}
+	return ptr.To(true), fmt.Errorf("the workloads that require this dependency disagree on preserveResourcesOnDeletion: true in %s, false in %s; true is used",
+		strings.Join(keep, ", "), strings.Join(drop, ", "))
+}
+
+// resolveConflictResolution is Overwrite if any of requirers resolves
+// conflicts by overwriting, else Abort (an empty value is Abort), as
+// Karmada resolves the settings of a dependency several workloads share.
+// The error is non-nil when some overwrite and others abort, Karmada's
+// DependencyPolicyConflict; it names both sides.
+func resolveConflictResolution(requirers []*workv1alpha2.ResourceBinding) (policyv1alpha1.ConflictResolution, error) {
+	var overwrite, abort []string
+	for _, rb := range requirers {
+		if rb.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
+			overwrite = append(overwrite, binding.Ref(rb))
+		} else {
+			abort = append(abort, binding.Ref(rb))
+		}
+	}
+	if len(overwrite) == 0 {
+		return policyv1alpha1.ConflictAbort, nil
+	}
+	if len(abort) == 0 {
+		return policyv1alpha1.ConflictOverwrite, nil
+	}
+	return policyv1alpha1.ConflictOverwrite, fmt.Errorf("the workloads that require this dependency disagree on conflictResolution: Overwrite in %s, Abort in %s; Overwrite is used",
+		strings.Join(overwrite, ", "), strings.Join(abort, ", "))
 }
 
 // release removes workload binding w's entry from every dependency binding
@@ -511,17 +601,25 @@ func (r *Reconciler) release(ctx context.Context, w types.NamespacedName, keep m
 		delete(b.Labels, binding.DependedByLabel(w.Namespace, w.Name))
 		done := r.Gate.Write()
 		var err error
-		if len(b.Spec.RequiredBy) == 0 && binding.Attached(b) && !policymatch.HasClaim(b.Labels) {
+		var conflict error
+		deleted := len(b.Spec.RequiredBy) == 0 && binding.Attached(b) && !policymatch.HasClaim(b.Labels)
+		if deleted {
 			uid, rv := b.UID, b.ResourceVersion
 			err = r.Client.Delete(ctx, b, client.Preconditions{UID: &uid, ResourceVersion: &rv})
 			klog.FromContext(ctx).V(1).Info("Deleted attached binding: nothing requires it", "binding", klog.KObj(b))
 		} else {
 			if binding.Attached(b) && !policymatch.HasClaim(b.Labels) {
-				b.Spec.ConflictResolution = r.conflictResolution(ctx, b, nil)
+				b.Spec.ConflictResolution, b.Spec.PreserveResourcesOnDeletion, conflict = r.requirersPolicy(ctx, b, nil)
 			}
 			err = r.Client.Update(ctx, b)
 		}
 		done()
+		switch {
+		case deleted && (err == nil || apierrors.IsNotFound(err)):
+			r.Events.Forget(b)
+		case err == nil:
+			r.reportPolicy(b, conflict)
+		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("release %s from %s: %w", binding.Ref(b), w, err))
 		}

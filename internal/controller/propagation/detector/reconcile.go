@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -433,6 +434,11 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 		current = b.DeepCopyObject().(binding.Object)
 	}
 	shape, err := workloadShapeOf(ctx, interpreter.Or(d.Interpreter), obj)
+	for _, o := range shape.asked {
+		// Karmada's GetReplicas* and GetComponents* on the template, when
+		// the outcome changes.
+		d.Events.Outcome(o.op, o.err, o.msg, obj)
+	}
 	if err != nil {
 		return err
 	}
@@ -583,21 +589,51 @@ type workloadShape struct {
 	// revision is the interpreter's revision for the kind (see
 	// interpreter.RevisionAnnotation).
 	revision string
+	// asked are the outcomes of the operations the interpreter answers
+	// for the kind, in the order asked, for their events.
+	asked []interpreted
 }
+
+// interpreted is the outcome of one interpreter operation on a template:
+// the event reasons, the error, and the message of a success.
+type interpreted struct {
+	op  eventrecord.Operation
+	err error
+	msg string
+}
+
+// The interpreter operations whose outcomes the detector reports on the
+// template.
+var (
+	getReplicas   = eventrecord.Operation{Succeed: events.GetReplicasSucceed, Failed: events.GetReplicasFailed}
+	getComponents = eventrecord.Operation{Succeed: events.GetComponentsSucceed, Failed: events.GetComponentsFailed}
+)
 
 // workloadShapeOf asks the interpreter for obj's shape. A failing
 // customization fails the reconcile, so the binding keeps its last good
-// replicas instead of dropping to none.
+// replicas instead of dropping to none. The shape's asked lists the
+// outcome of InterpretReplica when something interprets replicas of obj
+// (a built-in workload, a customization) and of InterpretComponent when a
+// customization interprets components, failures included; it is filled
+// in on error too.
 func workloadShapeOf(ctx context.Context, in *interpreter.Interpreter, obj *unstructured.Unstructured) (workloadShape, error) {
 	var s workloadShape
 	replicas, req, ok, err := in.GetReplicas(ctx, obj)
+	if ok || err != nil {
+		s.asked = append(s.asked, interpreted{op: getReplicas, err: err, msg: "Interpreted the replicas of the resource template for its binding."})
+	}
 	if err != nil {
 		return s, err
 	}
 	if ok {
 		s.replicas, s.requirements = replicas, req
 	}
-	if s.components, err = in.Components(ctx, obj); err != nil {
+	components := in.Interprets(obj, configv1alpha1.InterpreterOperationInterpretComponent)
+	s.components, err = in.Components(ctx, obj)
+	if components || err != nil {
+		s.asked = append(s.asked, interpreted{op: getComponents, err: err, msg: "Interpreted the components of the resource template for its binding."})
+	}
+	if err != nil {
 		return s, err
 	}
 	s.revision = in.Revision(obj.GroupVersionKind())

@@ -95,6 +95,11 @@ type Reconciler struct {
 	// the Work and its resource template when the outcome of applying it
 	// changes.
 	Events *eventrecord.Recorder
+	// StatusEvents, if set, gets Karmada's ReflectStatus* and
+	// InterpretHealth* events on the Work, per member object, when the
+	// outcome of reading its status changes (Karmada's work status
+	// controller raises them: WorkStatusEventSource).
+	StatusEvents *eventrecord.Recorder
 	// Gate, if set, is touched by every member write and defers successful
 	// status reports while propagation is busy (see statusgate.Gate).
 	Gate *statusgate.Gate
@@ -326,6 +331,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// grace is over.
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	r.reportInterpretations(w, res.reflected)
 	return r.report(ctx, w, res.statuses, errors.Join(res.errs...))
 }
 
@@ -333,7 +339,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // reflected status, the errors, whether the member's controllers have
 // observed every object, and when the objects were created.
 type applied struct {
-	statuses  []workv1alpha1.ManifestStatus
+	statuses []workv1alpha1.ManifestStatus
+	// reflected holds the statuses with the outcomes of the
+	// interpretations that made them.
+	reflected []reflected
 	errs      []error
 	settled   bool
 	createdAt time.Time
@@ -364,7 +373,8 @@ func (r *Reconciler) applyAll(ctx context.Context, m *registry.Member, w *workv1
 			res.errs = append(res.errs, err)
 		}
 		if st != nil {
-			res.statuses = append(res.statuses, *st)
+			res.statuses = append(res.statuses, st.ManifestStatus)
+			res.reflected = append(res.reflected, *st)
 		}
 	}
 	return res
@@ -560,7 +570,7 @@ func setDispatching(w *workv1alpha1.Work, suspended bool) (changed, news bool) {
 // apply creates or updates one manifest and returns its reflected status,
 // whether the member's controllers have observed it (false for an object
 // created just now), and whether it was created just now.
-func (r *Reconciler) apply(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (st *workv1alpha1.ManifestStatus, observed, created bool, err error) {
+func (r *Reconciler) apply(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, ordinal int, desired *unstructured.Unstructured) (st *reflected, observed, created bool, err error) {
 	gvk := desired.GroupVersionKind()
 	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
@@ -617,15 +627,9 @@ func (r *Reconciler) apply(ctx context.Context, m *registry.Member, w *workv1alp
 			return nil, false, false, err
 		}
 	}
-	st = &workv1alpha1.ManifestStatus{
-		Identifier: workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
-			Resource: mapping.Resource.Resource, Namespace: desired.GetNamespace(), Name: desired.GetName()},
-		Health: interpreter.Or(r.Interpreter).InterpretHealth(ctx, result),
-	}
-	if raw, err := interpreter.Or(r.Interpreter).ReflectStatus(ctx, result); err == nil && raw != nil {
-		st.Status = raw
-	}
-	return st, !isNew && native.Observed(result), isNew, nil
+	rs := reflectManifest(ctx, r.Interpreter, m.Name, workv1alpha1.ResourceIdentifier{Ordinal: ordinal, Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Resource: mapping.Resource.Resource, Namespace: desired.GetNamespace(), Name: desired.GetName()}, result)
+	return &rs, !isNew && native.Observed(result), isNew, nil
 }
 
 // updateRetaining sends existing, the member's copy, updated to desired with
@@ -783,6 +787,7 @@ func (r *Reconciler) finalize(ctx context.Context, cluster string, w *workv1alph
 		}
 	}
 	controllerutil.RemoveFinalizer(w, Finalizer)
+	r.StatusEvents.Forget(w)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, w))
 }
 

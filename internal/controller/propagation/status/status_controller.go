@@ -149,6 +149,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	items, cond := Aggregate(targets, byCluster)
+	if len(targets) == 0 {
+		// Evicted from every cluster, and placed nowhere else yet: the
+		// copies still there (graceful eviction keeps them) are what
+		// serves, so status reports them rather than nothing. Flotilla's
+		// own: Karmada reads 0 ready replicas while they still serve.
+		if evicting := evictingWithWorks(spec, byCluster); len(evicting) > 0 {
+			items, _ = Aggregate(evicting, byCluster)
+			unscheduled = false
+		}
+	}
 	cond.ObservedGeneration = b.GetGeneration()
 	newStatus := status.DeepCopy()
 	if r.BornScheduled && binding.BornScheduled(b) {
@@ -243,6 +253,19 @@ func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1al
 		}
 	}
 	return wait
+}
+
+// evictingWithWorks lists the clusters of the binding's graceful eviction
+// tasks whose Work is still there, as targets without replicas.
+func evictingWithWorks(spec *workv1alpha2.ResourceBindingSpec, works map[string]*workv1alpha1.Work) []workv1alpha2.TargetCluster {
+	var out []workv1alpha2.TargetCluster
+	for c := range binding.EvictingClusters(spec) {
+		if works[c] != nil {
+			out = append(out, workv1alpha2.TargetCluster{Name: c})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // Aggregate builds aggregatedStatus (sorted by cluster) and the FullyApplied
