@@ -117,7 +117,7 @@ spec:
 	// it as a dependency (an attached binding), and the Deployment's status
 	// is aggregated from member1.
 	s.waitFor(t, policies[0], "", "deploy", "web", "-n", "shop", "-o", `jsonpath={.metadata.annotations.propagationpolicy\.karmada\.io/name}`)
-	s.waitFor(t, "member1", "", "rb", "web-config-configmap", "-n", "shop", "-o", "jsonpath={.spec.clusters[*].name}")
+	s.waitFor(t, "member1", "", "rb", "web-config-configmap", "-n", "shop", "-o", "jsonpath={.spec.requiredBy[*].clusters[*].name}")
 	s.waitFor(t, "2", "", "deploy", "web", "-n", "shop", "-o", "jsonpath={.status.readyReplicas}")
 	// member1's Deployment and ConfigMap are adopted in place.
 	for _, obj := range []string{"deploy/web", "cm/web-config"} {
@@ -181,7 +181,7 @@ spec:
         end
 `)
 	out = mustPromote("replicaset", "cache", "-n", "shop", "-C", "member1", "-d", "--dry-run", "-o", "yaml")
-	if !strings.Contains(out, "kind: Service") || strings.Contains(out, "cache-config") || !strings.Contains(out, "propagateDeps: true") {
+	if !strings.Contains(out, "kind: Service") || strings.Contains(out, "kind: ConfigMap") || !strings.Contains(out, "propagateDeps: true") {
 		t.Errorf("promote -d of a kind with a dependency customization must take the customization's Service, not the built-in ConfigMap:\n%s", out)
 	}
 	s.kubectl("", "delete", "resourceinterpretercustomization", "replicaset-deps")

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -139,21 +138,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	log.FromContext(ctx).Info("Cluster taints changed by ClusterTaintPolicy", "cluster", cluster.Name, "taints", taints)
 	r.Events.Happened(taintCluster, nil, fmt.Sprintf("ClusterTaintPolicies changed the taints of cluster %s; they are now: %s.",
-		cluster.Name, taintList(taints)), cluster)
+		cluster.Name, eventrecord.Taints(taints)), cluster)
 	return ctrl.Result{}, nil
-}
-
-// taintList lists taints for an event message, each as key[=value]:Effect,
-// separated by ", "; "none" when there are none.
-func taintList(taints []corev1.Taint) string {
-	if len(taints) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, len(taints))
-	for _, t := range taints {
-		parts = append(parts, t.ToString())
-	}
-	return strings.Join(parts, ", ")
 }
 
 // add puts t on taints unless a taint of its key and effect is there with

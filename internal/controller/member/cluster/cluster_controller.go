@@ -520,21 +520,8 @@ func (r *Reconciler) taint(ctx context.Context, cluster *clusterv1alpha1.Cluster
 		ready = string(c.Status)
 	}
 	r.Events.Happened(taintCluster, nil, fmt.Sprintf("Taints of cluster %s follow its Ready condition (%s); they are now: %s.",
-		cluster.Name, ready, taintsMessage(taints)), cluster)
+		cluster.Name, ready, eventrecord.Taints(taints)), cluster)
 	return nil
-}
-
-// taintsMessage lists taints for an event message, each as
-// key[=value]:Effect, separated by ", "; "none" when there are none.
-func taintsMessage(taints []corev1.Taint) string {
-	if len(taints) == 0 {
-		return "none"
-	}
-	parts := make([]string, 0, len(taints))
-	for _, t := range taints {
-		parts = append(parts, t.ToString())
-	}
-	return strings.Join(parts, ", ")
 }
 
 // observe probes the member and returns the status it should have. A member

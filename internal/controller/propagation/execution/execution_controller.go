@@ -842,35 +842,50 @@ func (r *Reconciler) releaseManifests(ctx context.Context, cluster string, w *wo
 }
 
 func (r *Reconciler) releaseManifest(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, raw []byte) error {
-	desired := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &desired.Object); err != nil {
-		return nil
-	}
-	gvk := desired.GroupVersionKind()
-	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil
-	}
-	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
-	existing, err := rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	desired, rc, resource, existing, err := ownedObject(ctx, m, w, raw)
+	if err != nil || existing == nil {
 		return err
-	}
-	if !ownedBy(existing, w) {
-		return nil // another Work's, or the member's own
 	}
 	patch := releasePatch(existing)
 	if patch == nil {
 		return nil
 	}
-	r.fresh.Delete(freshKey(m.Name, mapping.Resource, desired))
+	r.fresh.Delete(freshKey(m.Name, resource, desired))
 	done := r.Gate.Write()
 	_, err = rc.Patch(ctx, desired.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
 	done()
 	return client.IgnoreNotFound(err)
+}
+
+// ownedObject reads, in member m, the object a manifest of Work w
+// describes: the manifest decoded, a client of its resource, the resource,
+// and the member's object when this Work manages it (ownedBy); existing is
+// nil when the member has no such object, Flotilla does not manage it, or
+// the manifest is not something Flotilla could have created. Errors: the
+// member did not answer.
+func ownedObject(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, raw []byte) (desired *unstructured.Unstructured, rc dynamic.ResourceInterface,
+	resource schema.GroupVersionResource, existing *unstructured.Unstructured, err error) {
+	desired = &unstructured.Unstructured{}
+	if json.Unmarshal(raw, &desired.Object) != nil {
+		return desired, nil, resource, nil, nil
+	}
+	gvk := desired.GroupVersionKind()
+	mapping, merr := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if merr != nil {
+		return desired, nil, resource, nil, nil
+	}
+	rc = resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
+	got, err := rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return desired, rc, mapping.Resource, nil, nil
+	}
+	if err != nil {
+		return desired, rc, mapping.Resource, nil, err
+	}
+	if !ownedBy(got, w) {
+		return desired, rc, mapping.Resource, nil, nil // another Work's, or the member's own
+	}
+	return desired, rc, mapping.Resource, got, nil
 }
 
 // releasePatch is the JSON merge patch that removes, of releasedLabels
@@ -901,28 +916,12 @@ func releasePatch(obj *unstructured.Unstructured) []byte {
 }
 
 func (r *Reconciler) deleteManifest(ctx context.Context, m *registry.Member, w *workv1alpha1.Work, raw []byte) error {
-	desired := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &desired.Object); err != nil {
-		return nil // nothing we could have created
-	}
-	gvk := desired.GroupVersionKind()
-	mapping, err := m.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return nil
-	}
-	rc := resourceClient(m.Dynamic, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace, desired.GetNamespace())
-	existing, err := rc.Get(ctx, desired.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !ownedBy(existing, w) {
-		return nil // never delete what Flotilla does not manage
+	desired, rc, resource, existing, err := ownedObject(ctx, m, w, raw)
+	if err != nil || existing == nil {
+		return err // never delete what Flotilla does not manage
 	}
 	uid := existing.GetUID()
-	r.fresh.Delete(freshKey(m.Name, mapping.Resource, desired))
+	r.fresh.Delete(freshKey(m.Name, resource, desired))
 	done := r.Gate.Write()
 	err = rc.Delete(ctx, desired.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	done()
