@@ -27,6 +27,14 @@ func TestWorkloadAffinity(t *testing.T) {
 		d.Labels = map[string]string{"app.group": "fe"}
 		return d
 	}
+	// groupPolicy selects every Deployment for member1 and member2, one
+	// cluster each, grouped by app.group as term says.
+	groupPolicy := func(e *env, term policyv1alpha1.WorkloadAffinity) *policyv1alpha1.PropagationPolicy {
+		p := e.policy("fe").selecting("Deployment", "").to("member1", "member2").duplicated().obj()
+		p.Spec.Placement.SpreadConstraints = oneCluster
+		p.Spec.Placement.WorkloadAffinity = &term
+		return p
+	}
 	placed := func(e *env, name string) string {
 		b := waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name + "-deployment"}},
 			name+" placed on one cluster, in its group", func(b *workv1alpha2.ResourceBinding) (bool, string) {
@@ -38,10 +46,7 @@ func TestWorkloadAffinity(t *testing.T) {
 
 	t.Run("anti-affinity keeps a group apart", func(t *testing.T) {
 		e := newEnv(t, ctl, "wa-anti")
-		p := e.policy("fe").selecting("Deployment", "").to("member1", "member2").duplicated().obj()
-		p.Spec.Placement.SpreadConstraints = oneCluster
-		p.Spec.Placement.WorkloadAffinity = &policyv1alpha1.WorkloadAffinity{AntiAffinity: &policyv1alpha1.WorkloadAntiAffinityTerm{GroupByLabelKey: "app.group"}}
-		e.create(e.controlPlane, p)
+		e.create(e.controlPlane, groupPolicy(e, policyv1alpha1.WorkloadAffinity{AntiAffinity: &policyv1alpha1.WorkloadAntiAffinityTerm{GroupByLabelKey: "app.group"}}))
 		e.create(e.controlPlane, grouped(e, "web"))
 		first := placed(e, "web")
 		e.create(e.controlPlane, grouped(e, "api"))
@@ -52,10 +57,7 @@ func TestWorkloadAffinity(t *testing.T) {
 
 	t.Run("affinity keeps a group together", func(t *testing.T) {
 		e := newEnv(t, ctl, "wa-affinity")
-		p := e.policy("fe").selecting("Deployment", "").to("member1", "member2").duplicated().obj()
-		p.Spec.Placement.SpreadConstraints = oneCluster
-		p.Spec.Placement.WorkloadAffinity = &policyv1alpha1.WorkloadAffinity{Affinity: &policyv1alpha1.WorkloadAffinityTerm{GroupByLabelKey: "app.group"}}
-		e.create(e.controlPlane, p)
+		e.create(e.controlPlane, groupPolicy(e, policyv1alpha1.WorkloadAffinity{Affinity: &policyv1alpha1.WorkloadAffinityTerm{GroupByLabelKey: "app.group"}}))
 		e.create(e.controlPlane, grouped(e, "web"))
 		first := placed(e, "web")
 		for _, name := range []string{"api", "ui"} {

@@ -71,23 +71,47 @@ func (d *Detector) watchOverrides(ctx context.Context) error {
 func (d *Detector) enqueueDependents(ctx context.Context, o any) {
 	switch op := o.(type) {
 	case *policyv1alpha1.OverridePolicy:
+		d.enqueuePoliciesWhere(ctx, policyScope{namespaced: true, namespace: op.Namespace}, func(s *policyv1alpha1.PropagationSpec) bool {
+			return slices.Contains(s.DependentOverrides, op.Name)
+		})
+	case *policyv1alpha1.ClusterOverridePolicy:
+		d.enqueuePoliciesWhere(ctx, policyScope{clusterScoped: true}, func(s *policyv1alpha1.PropagationSpec) bool {
+			return slices.Contains(s.DependentOverrides, op.Name)
+		})
+	}
+}
+
+// policyScope says which propagation policies enqueuePoliciesWhere looks
+// at: the PropagationPolicies of namespace (every namespace when empty),
+// the ClusterPropagationPolicies, or both.
+type policyScope struct {
+	namespaced    bool
+	namespace     string
+	clusterScoped bool
+}
+
+// enqueuePoliciesWhere queues, through enqueueForPolicy, the templates of
+// every policy in scope whose spec satisfies keep (read from the cache). A
+// list that fails queues nothing; the next event of the watched object
+// retries.
+func (d *Detector) enqueuePoliciesWhere(ctx context.Context, scope policyScope, keep func(*policyv1alpha1.PropagationSpec) bool) {
+	if scope.namespaced {
 		list := &policyv1alpha1.PropagationPolicyList{}
-		if err := d.Client.List(ctx, list, client.InNamespace(op.Namespace)); err != nil {
-			return
-		}
-		for i := range list.Items {
-			if slices.Contains(list.Items[i].Spec.DependentOverrides, op.Name) {
-				d.enqueueForPolicy(&list.Items[i])
+		if err := d.Client.List(ctx, list, client.InNamespace(scope.namespace)); err == nil {
+			for i := range list.Items {
+				if keep(&list.Items[i].Spec) {
+					d.enqueueForPolicy(&list.Items[i])
+				}
 			}
 		}
-	case *policyv1alpha1.ClusterOverridePolicy:
+	}
+	if scope.clusterScoped {
 		list := &policyv1alpha1.ClusterPropagationPolicyList{}
-		if err := d.Client.List(ctx, list); err != nil {
-			return
-		}
-		for i := range list.Items {
-			if slices.Contains(list.Items[i].Spec.DependentOverrides, op.Name) {
-				d.enqueueForPolicy(&list.Items[i])
+		if err := d.Client.List(ctx, list); err == nil {
+			for i := range list.Items {
+				if keep(&list.Items[i].Spec) {
+					d.enqueueForPolicy(&list.Items[i])
+				}
 			}
 		}
 	}

@@ -79,23 +79,7 @@ func (d *Detector) enqueueForPriorityClass(ctx context.Context, o any) {
 	if !ok {
 		return
 	}
-	names := func(s *policyv1alpha1.PropagationSpec) bool {
+	d.enqueuePoliciesWhere(ctx, policyScope{namespaced: true, clusterScoped: true}, func(s *policyv1alpha1.PropagationSpec) bool {
 		return s.SchedulePriority != nil && s.SchedulePriority.PriorityClassName == pc.Name
-	}
-	pps := &policyv1alpha1.PropagationPolicyList{}
-	if err := d.Client.List(ctx, pps); err == nil {
-		for i := range pps.Items {
-			if names(&pps.Items[i].Spec) {
-				d.enqueueForPolicy(&pps.Items[i])
-			}
-		}
-	}
-	cpps := &policyv1alpha1.ClusterPropagationPolicyList{}
-	if err := d.Client.List(ctx, cpps); err == nil {
-		for i := range cpps.Items {
-			if names(&cpps.Items[i].Spec) {
-				d.enqueueForPolicy(&cpps.Items[i])
-			}
-		}
-	}
+	})
 }
