@@ -5,8 +5,10 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
@@ -58,13 +60,41 @@ func offendingLine(script, msg string) any {
 	return strings.TrimSpace(lines[n-1])
 }
 
-// ValidateWebhookConfiguration checks each webhook's clientConfig: a URL must be https with no
-// user info, fragment or query, exactly one of url and service is set, and a caBundle must hold
-// PEM certificates.
+// ValidateWebhookConfiguration checks each webhook as Karmada's webhook does: its name is a
+// fully qualified domain name (at least two dot-separated DNS labels, such as
+// replicas.example.com) and unique in the configuration; its interpreterContextVersions are
+// unique DNS-1035 labels and include v1alpha1, the one version Karmada sends; each rule lists
+// at least one operation, each one Karmada's webhook accepts (webhookOperations), and "*"
+// only alone; and its
+// clientConfig has exactly one of url and service, a URL being https with no user info,
+// fragment or query, and a caBundle holding PEM certificates. (The CRD's schema checks
+// timeoutSeconds.)
 func ValidateWebhookConfiguration(c *configv1alpha1.ResourceInterpreterWebhookConfiguration) field.ErrorList {
 	var errs field.ErrorList
+	names := map[string]bool{}
 	for i, w := range c.Webhooks {
-		p := field.NewPath("webhooks").Index(i).Child("clientConfig")
+		hook := field.NewPath("webhooks").Index(i)
+		errs = append(errs, validation.IsFullyQualifiedDomainName(hook.Child("name"), w.Name)...)
+		if names[w.Name] {
+			errs = append(errs, field.Duplicate(hook.Child("name"), w.Name))
+		}
+		names[w.Name] = true
+		errs = append(errs, validateContextVersions(w.InterpreterContextVersions, hook.Child("interpreterContextVersions"))...)
+		for j, r := range w.Rules {
+			ops := hook.Child("rules").Index(j).Child("operations")
+			switch {
+			case len(r.Operations) == 0:
+				errs = append(errs, field.Required(ops, "list the interpreter operations, or \"*\" for all"))
+			case len(r.Operations) > 1 && slices.Contains(r.Operations, configv1alpha1.InterpreterOperationAll):
+				errs = append(errs, field.Invalid(ops, r.Operations, "\"*\" stands for every operation and must be listed alone"))
+			}
+			for k, op := range r.Operations {
+				if !slices.Contains(webhookOperations, op) {
+					errs = append(errs, field.NotSupported(ops.Index(k), op, webhookOperationNames()))
+				}
+			}
+		}
+		p := hook.Child("clientConfig")
 		cc := w.ClientConfig
 		switch {
 		case cc.URL == nil && cc.Service == nil:
@@ -85,6 +115,49 @@ func ValidateWebhookConfiguration(c *configv1alpha1.ResourceInterpreterWebhookCo
 		if len(cc.CABundle) > 0 && !hasCertificate(cc.CABundle) {
 			errs = append(errs, field.Invalid(p.Child("caBundle"), "<bytes>", "holds no PEM-encoded certificate"))
 		}
+	}
+	return errs
+}
+
+// webhookOperations are the operations a webhook's rules may name, as Karmada's webhook
+// accepts them (Prune is an operation of the interpreter, but no webhook's).
+var webhookOperations = []configv1alpha1.InterpreterOperation{
+	configv1alpha1.InterpreterOperationAll,
+	configv1alpha1.InterpreterOperationInterpretReplica,
+	configv1alpha1.InterpreterOperationReviseReplica,
+	configv1alpha1.InterpreterOperationRetain,
+	configv1alpha1.InterpreterOperationAggregateStatus,
+	configv1alpha1.InterpreterOperationInterpretStatus,
+	configv1alpha1.InterpreterOperationInterpretHealth,
+	configv1alpha1.InterpreterOperationInterpretDependency,
+	configv1alpha1.InterpreterOperationInterpretComponent,
+}
+
+func webhookOperationNames() []string {
+	out := make([]string, len(webhookOperations))
+	for i, op := range webhookOperations {
+		out[i] = string(op)
+	}
+	return out
+}
+
+// validateContextVersions checks a webhook's interpreterContextVersions.
+func validateContextVersions(versions []string, fldPath *field.Path) field.ErrorList {
+	want := configv1alpha1.SchemeGroupVersion.Version
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, v := range versions {
+		if seen[v] {
+			errs = append(errs, field.Duplicate(fldPath.Index(i), v))
+			continue
+		}
+		seen[v] = true
+		for _, msg := range validation.IsDNS1035Label(v) {
+			errs = append(errs, field.Invalid(fldPath.Index(i), v, msg))
+		}
+	}
+	if !seen[want] {
+		errs = append(errs, field.Invalid(fldPath, versions, fmt.Sprintf("must include %s, the ResourceInterpreterContext version Karmada sends", want)))
 	}
 	return errs
 }

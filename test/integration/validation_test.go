@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,31 @@ var validationCases = []integrationCase{
 				p.Spec.OverrideRules[0].Overriders.LabelsOverrider[0].Value = map[string]string{"tier": "frontend"}
 			})
 			e.waitValidationEvent(bad.Name, corev1.EventTypeNormal, events.ValidationSucceeded, "the spec is valid")
+		},
+	},
+	{
+		name: "an OverridePolicy with a mistake CEL sees and one only the plugin sees is refused once, naming both",
+		run: func(e *env) {
+			bad := &policyv1alpha1.OverridePolicy{
+				ObjectMeta: metav1.ObjectMeta{Name: "two-mistakes", Namespace: e.ns},
+				Spec: policyv1alpha1.OverrideSpec{
+					ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}},
+					OverrideRules: []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+						Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "spec/replicas", Operator: policyv1alpha1.OverriderOpReplace,
+							Value: apiextensionsv1.JSON{Raw: []byte("2")}}},
+						ImageOverrider: []policyv1alpha1.ImageOverrider{{Component: policyv1alpha1.Tag, Operator: policyv1alpha1.OverriderOpReplace, Value: "bad tag!"}},
+					}}},
+				},
+			}
+			err := e.controlPlane.Create(e.ctx, bad)
+			if !apierrors.IsInvalid(err) {
+				e.Fatalf("creating it: %v, want it refused as invalid", err)
+			}
+			for _, want := range []string{"plaintext[*].path must be a JSON pointer", "bad tag!"} {
+				if !strings.Contains(err.Error(), want) {
+					e.Errorf("the refusal does not name %q: %v", want, err)
+				}
+			}
 		},
 	},
 }

@@ -35,7 +35,10 @@ type ResourceInterpreterWebhook struct {
 	// +optional
 	Rules []RuleWithOperations `json:"rules,omitempty"`
 
-	// TimeoutSeconds is the call timeout, 1 to 30 seconds. Defaults to 10.
+	// TimeoutSeconds is the call timeout, 1 to 30 seconds (Karmada's webhook refuses
+	// others). Defaults to 10.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=30
 	// +optional
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 
@@ -48,7 +51,7 @@ type ResourceInterpreterWebhook struct {
 // RuleWithOperations is a set of kinds and the interpreter operations on them.
 type RuleWithOperations struct {
 	// Operations are the interpreter operations, for example "InterpretReplica"; "*" means
-	// all.
+	// all and comes alone. Other names are refused, as Karmada's webhook refuses them.
 	// +required
 	Operations []InterpreterOperation `json:"operations"`
 
@@ -71,7 +74,11 @@ type Rule struct {
 	Kinds []string `json:"kinds"`
 }
 
-// InterpreterOperation is one operation of the resource interpreter.
+// InterpreterOperation is one operation of the resource interpreter. A webhook's rules may
+// name the operations Karmada's webhook accepts: "*", InterpretReplica, ReviseReplica,
+// Retain, AggregateStatus, InterpretStatus, InterpretHealth, InterpretDependency and
+// InterpretComponent (checked by the FlotillaValidation admission plugin: CEL over three
+// nested lists is beyond the API server's cost budget).
 type InterpreterOperation string
 
 // Interpreter operations, as Karmada names them.

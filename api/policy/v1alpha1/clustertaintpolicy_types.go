@@ -56,6 +56,8 @@ type MatchCondition struct {
 }
 
 // MatchConditionOperator is In or NotIn.
+//
+// +kubebuilder:validation:XValidation:rule="self == 'In' || self == 'NotIn'",message="operator must be In or NotIn"
 type MatchConditionOperator string
 
 const (
@@ -75,7 +77,8 @@ type Taint struct {
 	// +optional
 	Value string `json:"value,omitempty"`
 
-	// Effect of the taint: NoSchedule or NoExecute.
+	// Effect of the taint: NoSchedule, PreferNoSchedule or NoExecute, as a cluster's
+	// spec.taints allow.
 	// +required
 	Effect corev1.TaintEffect `json:"effect"`
 }

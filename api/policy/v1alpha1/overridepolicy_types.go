@@ -188,6 +188,7 @@ type LabelAnnotationOverrider struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.fieldPath.startsWith('/')",message="fieldOverrider[*].fieldPath must be a JSON pointer starting with '/'",fieldPath=.fieldPath
 // +kubebuilder:validation:XValidation:rule="!has(self.json) || !has(self.yaml) || size(self.json) == 0 || size(self.yaml) == 0",message="fieldOverrider[*] cannot set both json and yaml"
+// +kubebuilder:validation:XValidation:rule="(has(self.json) && size(self.json) > 0) || (has(self.yaml) && size(self.yaml) > 0)",message="fieldOverrider[*] must set json or yaml"
 type FieldOverrider struct {
 	// FieldPath is the JSON pointer of the string field that holds the document, for example
 	// "/data/config.yaml".

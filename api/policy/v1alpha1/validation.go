@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,7 +25,9 @@ import (
 //   - imageOverrider values fit the component they change: for replace, a whole registry
 //     (host[:port]), repository path, or tag or digest; for add, a fragment of one (".cn",
 //     "/slim", "-alpine"), so that the overridden image is still a valid reference;
-//   - the fieldSelector of each targetCluster passes ValidateFieldSelector.
+//   - the fieldSelector of each targetCluster passes ValidateFieldSelector, and its
+//     labelSelector and those of spec.resourceSelectors are well formed
+//     (validateLabelSelector).
 //
 // It checks both spec.overrideRules and the deprecated spec.overriders. Errors carry field
 // paths rooted at "spec"; an empty list means the spec is valid.
@@ -33,7 +36,7 @@ func ValidateOverrideSpec(spec *OverrideSpec) field.ErrorList {
 		return nil
 	}
 	specPath := field.NewPath("spec")
-	var errs field.ErrorList
+	errs := validateResourceSelectors(spec.ResourceSelectors, specPath.Child("resourceSelectors"))
 	for i := range spec.OverrideRules {
 		rulePath := specPath.Child("overrideRules").Index(i)
 		errs = append(errs, validateClusterAffinity(spec.OverrideRules[i].TargetCluster, rulePath.Child("targetCluster"))...)
@@ -131,15 +134,19 @@ func validatePatchValue(op OverriderOperator, value apiextensionsv1.JSON, fldPat
 // part of Karmada's validating webhook: every fieldSelector of the placement (clusterAffinity,
 // each clusterAffinities term and its overflowAffinities, each staticWeightList targetCluster)
 // uses only the keys provider, region and zone and the operators In and NotIn; the
-// clusterTolerations are well formed (validateClusterTolerations). Errors carry
-// field paths rooted at "spec"; an empty list means the spec is valid.
+// clusterTolerations are well formed (validateClusterTolerations); every label selector
+// (spec.resourceSelectors and the placement's cluster affinities) is well formed
+// (validateLabelSelector); the workloadAffinity groupByLabelKeys are label keys and the
+// failover statePreservation aliasLabelNames label names, as Karmada's webhook requires.
+// Errors carry field paths rooted at "spec"; an empty list means the spec is valid.
 func ValidatePropagationSpec(spec *PropagationSpec) field.ErrorList {
 	if spec == nil {
 		return nil
 	}
 	placement := field.NewPath("spec", "placement")
 	p := &spec.Placement
-	errs := validateClusterAffinity(p.ClusterAffinity, placement.Child("clusterAffinity"))
+	errs := validateResourceSelectors(spec.ResourceSelectors, field.NewPath("spec", "resourceSelectors"))
+	errs = append(errs, validateClusterAffinity(p.ClusterAffinity, placement.Child("clusterAffinity"))...)
 	for i := range p.ClusterAffinities {
 		term := &p.ClusterAffinities[i]
 		termPath := placement.Child("clusterAffinities").Index(i)
@@ -154,6 +161,67 @@ func ValidatePropagationSpec(spec *PropagationSpec) field.ErrorList {
 			errs = append(errs, validateClusterAffinity(&rs.WeightPreference.StaticWeightList[i].TargetCluster,
 				placement.Child("replicaScheduling", "weightPreference", "staticWeightList").Index(i).Child("targetCluster"))...)
 		}
+	}
+	if wa := p.WorkloadAffinity; wa != nil {
+		if wa.Affinity != nil {
+			errs = append(errs, validateLabelKey(wa.Affinity.GroupByLabelKey, placement.Child("workloadAffinity", "affinity", "groupByLabelKey"))...)
+		}
+		if wa.AntiAffinity != nil {
+			errs = append(errs, validateLabelKey(wa.AntiAffinity.GroupByLabelKey, placement.Child("workloadAffinity", "antiAffinity", "groupByLabelKey"))...)
+		}
+	}
+	if f := spec.Failover; f != nil {
+		failover := field.NewPath("spec", "failover")
+		if f.Cluster != nil {
+			errs = append(errs, validateStatePreservation(f.Cluster.StatePreservation, failover.Child("cluster", "statePreservation"))...)
+		}
+		if f.Application != nil {
+			errs = append(errs, validateStatePreservation(f.Application.StatePreservation, failover.Child("application", "statePreservation"))...)
+		}
+	}
+	return errs
+}
+
+// validateResourceSelectors checks the label selector of each resource selector.
+func validateResourceSelectors(selectors []ResourceSelector, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range selectors {
+		errs = append(errs, validateLabelSelector(selectors[i].LabelSelector, fldPath.Index(i).Child("labelSelector"))...)
+	}
+	return errs
+}
+
+// validateLabelSelector checks a label selector as Kubernetes checks a workload's: matchLabels
+// keys and values have label syntax, and each matchExpressions requirement has a label key,
+// an operator In, NotIn, Exists or DoesNotExist, values for In and NotIn and none for Exists
+// and DoesNotExist. Karmada turns such a selector into a label query when it matches, where
+// a malformed one matches nothing; refusing it at admission says why. Nil is valid.
+func validateLabelSelector(sel *metav1.LabelSelector, fldPath *field.Path) field.ErrorList {
+	if sel == nil {
+		return nil
+	}
+	return metav1validation.ValidateLabelSelector(sel, metav1validation.LabelSelectorValidationOptions{}, fldPath)
+}
+
+// validateLabelKey checks that key is a label key (an optional DNS-subdomain prefix and "/",
+// then a name of at most 63 characters).
+func validateLabelKey(key string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(key) {
+		errs = append(errs, field.Invalid(fldPath, key, msg))
+	}
+	return errs
+}
+
+// validateStatePreservation checks that each rule's aliasLabelName is a label key, since the
+// preserved value is handed to the new cluster under that label (nil is valid).
+func validateStatePreservation(sp *StatePreservation, fldPath *field.Path) field.ErrorList {
+	if sp == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for i, r := range sp.Rules {
+		errs = append(errs, validateLabelKey(r.AliasLabelName, fldPath.Child("rules").Index(i).Child("aliasLabelName"))...)
 	}
 	return errs
 }
@@ -200,12 +268,46 @@ func validateClusterTolerations(tolerations []corev1.Toleration, fldPath *field.
 	return errs
 }
 
-// validateClusterAffinity checks the fieldSelector of a ClusterAffinity (nil is valid).
+// validateClusterAffinity checks the fieldSelector (ValidateFieldSelector) and the
+// labelSelector (validateLabelSelector) of a ClusterAffinity (nil is valid).
 func validateClusterAffinity(a *ClusterAffinity, fldPath *field.Path) field.ErrorList {
 	if a == nil {
 		return nil
 	}
-	return ValidateFieldSelector(a.FieldSelector, fldPath.Child("fieldSelector"))
+	errs := ValidateFieldSelector(a.FieldSelector, fldPath.Child("fieldSelector"))
+	return append(errs, validateLabelSelector(a.LabelSelector, fldPath.Child("labelSelector"))...)
+}
+
+// ValidateClusterTaintPolicySpec checks what the ClusterTaintPolicy CRD's schema cannot: each
+// taint's key is a label key (qualified name), its value a label value and its effect
+// NoSchedule, PreferNoSchedule or NoExecute, as a cluster's taints must be, and the
+// targetClusters labelSelector is well formed. Its fieldSelector is not held to the policies'
+// rule (keys provider, region, zone): Karmada's ClusterTaintPolicy webhook accepts any key, which
+// then matches no cluster. Errors carry field paths rooted at "spec"; an empty list means the
+// spec is valid.
+func ValidateClusterTaintPolicySpec(spec *ClusterTaintPolicySpec) field.ErrorList {
+	if spec == nil {
+		return nil
+	}
+	specPath := field.NewPath("spec")
+	var errs field.ErrorList
+	if spec.TargetClusters != nil {
+		errs = validateLabelSelector(spec.TargetClusters.LabelSelector, specPath.Child("targetClusters", "labelSelector"))
+	}
+	for i, t := range spec.Taints {
+		p := specPath.Child("taints").Index(i)
+		errs = append(errs, validateLabelKey(t.Key, p.Child("key"))...)
+		for _, msg := range validation.IsValidLabelValue(t.Value) {
+			errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
+		}
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect,
+				[]string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
+		}
+	}
+	return errs
 }
 
 // ValidateFieldSelector checks a cluster fieldSelector as Karmada's webhook does: each

@@ -31,7 +31,8 @@ type RemedySpec struct {
 	// +optional
 	DecisionMatches []DecisionMatch `json:"decisionMatches,omitempty"`
 
-	// Actions are the remedy actions, for example "TrafficControl".
+	// Actions are the remedy actions; TrafficControl, the only action Karmada defines, is
+	// the only one allowed.
 	// +optional
 	Actions []RemedyAction `json:"actions,omitempty"`
 }
@@ -77,6 +78,8 @@ const (
 )
 
 // RemedyAction is an action a Remedy asks for.
+//
+// +kubebuilder:validation:XValidation:rule="self == 'TrafficControl'",message="spec.actions[*] must be TrafficControl, the one remedy action"
 type RemedyAction string
 
 const (

@@ -5,9 +5,17 @@
 // fieldSelectors of every policy (keys provider, region and zone,
 // operators In and NotIn: CEL could, but not within the API server's cost
 // budget for nested lists), the patch values, label and annotation syntax
-// of OverridePolicies and ClusterOverridePolicies, the Lua scripts of ResourceInterpreterCustomizations
-// and the endpoints of ResourceInterpreterWebhookConfigurations. These are the checks of Karmada's validating
-// webhooks that CEL cannot express.
+// of OverridePolicies and ClusterOverridePolicies, the label selectors,
+// label keys and taints of the policies (PropagationPolicies,
+// OverridePolicies, ClusterTaintPolicies and their cluster-scoped twins),
+// the resource names, quantities and cluster names of
+// FederatedResourceQuotas,
+// the endpoints, proxy, topology values and taints of Clusters, the
+// rules, backends and TLS of MultiClusterIngresses (as an Ingress's), the
+// Lua scripts of ResourceInterpreterCustomizations and the endpoints, names
+// and context versions of ResourceInterpreterWebhookConfigurations. These
+// are the checks of Karmada's validating webhooks and API server that CEL
+// cannot express.
 //
 // The same check runs in two places:
 //   - as the admission plugin PluginName inside the control plane's
@@ -16,7 +24,10 @@
 //     Flotilla does not embed.
 //
 // A refusal is a 422 Invalid error whose causes name every bad field, such
-// as spec.rules[0].schedule, exactly as a CEL refusal does.
+// as spec.rules[0].schedule, exactly as a CEL refusal does. In the API
+// server the plugin also looks in the mutating phase, before the CRD's
+// schema and CEL rules run, and a refusal there adds what those would find
+// (Admit): one answer names every error of the object.
 package validation
 
 import (
@@ -34,7 +45,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/hpa"
@@ -91,6 +104,26 @@ var Kinds = []Kind{
 		Check: func(o client.Object) field.ErrorList {
 			return policyv1alpha1.ValidateOverrideSpec(&o.(*policyv1alpha1.ClusterOverridePolicy).Spec)
 		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("clustertaintpolicies").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.ClusterTaintPolicy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return policyv1alpha1.ValidateClusterTaintPolicySpec(&o.(*policyv1alpha1.ClusterTaintPolicy).Spec)
+		}},
+	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("federatedresourcequotas").GroupResource(),
+		New: func() client.Object { return &policyv1alpha1.FederatedResourceQuota{} },
+		Check: func(o client.Object) field.ErrorList {
+			return validateFederatedResourceQuota(o.(*policyv1alpha1.FederatedResourceQuota))
+		}},
+	{Resource: clusterv1alpha1.SchemeGroupVersion.WithResource("clusters").GroupResource(),
+		New: func() client.Object { return &clusterv1alpha1.Cluster{} },
+		Check: func(o client.Object) field.ErrorList {
+			return clusterv1alpha1.ValidateClusterSpec(&o.(*clusterv1alpha1.Cluster).Spec)
+		}},
+	{Resource: networkingv1alpha1.SchemeGroupVersion.WithResource("multiclusteringresses").GroupResource(),
+		New: func() client.Object { return &networkingv1alpha1.MultiClusterIngress{} },
+		Check: func(o client.Object) field.ErrorList {
+			return validateMultiClusterIngress(o.(*networkingv1alpha1.MultiClusterIngress))
+		}},
 	{Resource: configv1alpha1.SchemeGroupVersion.WithResource("resourceinterpretercustomizations").GroupResource(),
 		New: func() client.Object { return &configv1alpha1.ResourceInterpreterCustomization{} },
 		Check: func(o client.Object) field.ErrorList {
@@ -127,23 +160,27 @@ func Resources() []schema.GroupResource {
 // for a valid object and for a resource it does not check, and otherwise an
 // Invalid (422) error naming the kind, the object and every bad field.
 func Validate(gr schema.GroupResource, kind schema.GroupKind, name string, obj map[string]any) error {
+	errs := check(gr, obj)
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(kind, name, errs)
+}
+
+// check is Validate's list of errors; empty when obj is valid or gr is not
+// checked.
+func check(gr schema.GroupResource, obj map[string]any) field.ErrorList {
 	k, ok := kindOf(gr)
 	if !ok || obj == nil {
 		return nil
 	}
 	typed := k.New()
-	var errs field.ErrorList
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err == nil {
-		errs = k.Check(typed)
-	} else {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err != nil {
 		// The API server decoded it already; an object the typed API cannot
 		// hold is refused as such.
-		errs = field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), nil, err.Error())}
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return apierrors.NewInvalid(kind, name, errs)
+	return k.Check(typed)
 }
 
 // Register adds the plugin to an API server's admission plugins.
@@ -162,7 +199,63 @@ type Plugin struct {
 	*admission.Handler
 }
 
-var _ admission.ValidationInterface = &Plugin{}
+var (
+	_ admission.ValidationInterface = &Plugin{}
+	_ admission.MutationInterface   = &Plugin{}
+)
+
+// Admit runs the plugin's checks before the API server's own validation of
+// the object (its CRD's OpenAPI schema and CEL rules), so that one answer
+// names every error: when the plugin finds any, the refusal adds those the
+// API server would have found (schemaErrors). It changes nothing. An
+// object the plugin finds valid goes on to the API server's validation,
+// whose refusal is then the answer, as before.
+func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetOperation() == admission.Delete || a.GetSubresource() != "" {
+		return nil
+	}
+	gr := a.GetResource().GroupResource()
+	if _, checked := kindOf(gr); !checked {
+		return nil
+	}
+	obj, old := asMap(a.GetObject()), asMap(a.GetOldObject())
+	errs := check(gr, obj)
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(a.GetKind().GroupKind(), a.GetName(), mergeErrors(schemaErrors(ctx, a.GetResource(), obj, old), errs))
+}
+
+// asMap is obj's content as unstructured data; nil for nil.
+func asMap(obj runtime.Object) map[string]any {
+	switch o := obj.(type) {
+	case nil:
+		return nil
+	case *unstructured.Unstructured:
+		return o.Object
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// mergeErrors is first then second, without an error second repeats
+// (same field and message).
+func mergeErrors(first, second field.ErrorList) field.ErrorList {
+	seen := map[string]bool{}
+	out := field.ErrorList{}
+	for _, list := range []field.ErrorList{first, second} {
+		for _, e := range list {
+			if k := e.Field + "\x00" + e.Error(); !seen[k] {
+				seen[k] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
 
 // Validate refuses a create or update that fails Validate, and the delete
 // of a protected object (ProtectedFromDeletion). Status and other

@@ -280,3 +280,42 @@ func postReview(t *testing.T, url string, review admissionv1.AdmissionReview) *a
 	}
 	return out.Response
 }
+
+// TestAdmitNamesEveryErrorInOneAnswer: an OverridePolicy with a mistake
+// its CRD's CEL rules catch (a plaintext path that is not a JSON pointer)
+// and one only the plugin sees (a tag that is not a tag) is refused once,
+// naming both, before the API server's own validation would have named
+// the first alone.
+func TestAdmitNamesEveryErrorInOneAnswer(t *testing.T) {
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(`apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: op, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  overrideRules:
+  - overriders:
+      plaintext: [{path: spec/replicas, operator: replace, value: 2}]
+      imageOverrider: [{component: Tag, operator: replace, value: "bad tag!"}]
+`), &obj); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	gvr := schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "overridepolicies"}
+	a := admission.NewAttributesRecord(u, nil, u.GroupVersionKind(), "shop", "op", gvr, "", admission.Create, &metav1.CreateOptions{}, false, nil)
+	err := New().Admit(context.Background(), a, nil)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("Admit: %v, want an Invalid error", err)
+	}
+	for _, want := range []string{"plaintext[*].path must be a JSON pointer", "bad tag!"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not name %q: %v", want, err)
+		}
+	}
+	// A valid object passes untouched; one with CEL errors only is left to
+	// the API server's own validation.
+	unstructured.RemoveNestedField(obj, "spec", "overrideRules")
+	if err := New().Admit(context.Background(), a, nil); err != nil {
+		t.Errorf("a valid object: %v", err)
+	}
+}
