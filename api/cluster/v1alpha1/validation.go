@@ -88,23 +88,32 @@ func validateTaints(taints []corev1.Taint, fldPath *field.Path) field.ErrorList 
 	seen := map[string]bool{}
 	for i, t := range taints {
 		p := fldPath.Index(i)
-		for _, msg := range validation.IsQualifiedName(t.Key) {
-			errs = append(errs, field.Invalid(p.Child("key"), t.Key, msg))
-		}
-		for _, msg := range validation.IsValidLabelValue(t.Value) {
-			errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
-		}
-		switch t.Effect {
-		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect,
-				[]string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
-		}
+		errs = append(errs, ValidateTaint(t.Key, t.Value, t.Effect, p)...)
 		k := t.Key + "\x00" + string(t.Effect)
 		if seen[k] {
 			errs = append(errs, field.Duplicate(p, fmt.Sprintf("taint %s:%s", t.Key, t.Effect)))
 		}
 		seen[k] = true
+	}
+	return errs
+}
+
+// ValidateTaint checks one taint as Kubernetes checks a node's: key a label key (qualified
+// name), value a label value, effect NoSchedule, PreferNoSchedule or NoExecute. Errors are at
+// fldPath's key, value and effect; used for a Cluster's taints and a ClusterTaintPolicy's.
+func ValidateTaint(key, value string, effect corev1.TaintEffect, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(key) {
+		errs = append(errs, field.Invalid(fldPath.Child("key"), key, msg))
+	}
+	for _, msg := range validation.IsValidLabelValue(value) {
+		errs = append(errs, field.Invalid(fldPath.Child("value"), value, msg))
+	}
+	switch effect {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		errs = append(errs, field.NotSupported(fldPath.Child("effect"), effect,
+			[]string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
 	}
 	return errs
 }

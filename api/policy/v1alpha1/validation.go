@@ -13,6 +13,8 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 )
 
 // ValidateOverrideSpec checks the OverridePolicy and ClusterOverridePolicy rules that the
@@ -295,17 +297,7 @@ func ValidateClusterTaintPolicySpec(spec *ClusterTaintPolicySpec) field.ErrorLis
 		errs = validateLabelSelector(spec.TargetClusters.LabelSelector, specPath.Child("targetClusters", "labelSelector"))
 	}
 	for i, t := range spec.Taints {
-		p := specPath.Child("taints").Index(i)
-		errs = append(errs, validateLabelKey(t.Key, p.Child("key"))...)
-		for _, msg := range validation.IsValidLabelValue(t.Value) {
-			errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
-		}
-		switch t.Effect {
-		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
-		default:
-			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect,
-				[]string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}))
-		}
+		errs = append(errs, clusterv1alpha1.ValidateTaint(t.Key, t.Value, t.Effect, specPath.Child("taints").Index(i))...)
 	}
 	return errs
 }

@@ -13,24 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/flotilla-io/flotilla/internal/test/fakeevents"
 )
 
 var syncWork = Operation{Succeed: "SyncWorkSucceed", Failed: "SyncWorkFailed"}
 
 func cm(uid string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c-" + uid, Namespace: "t", UID: types.UID("uid-" + uid)}}
-}
-
-func drain(f *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
 }
 
 func TestOutcomeRaisesOnTransitionsOnly(t *testing.T) {
@@ -50,7 +40,7 @@ func TestOutcomeRaisesOnTransitionsOnly(t *testing.T) {
 		"Warning SyncWorkFailed other",
 		"Normal SyncWorkSucceed synced",
 	}
-	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+	if diff := cmp.Diff(want, fakeevents.Drain(fake)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
@@ -68,7 +58,7 @@ func TestFirstSuccessOfAnObjectOlderThanTheProcessIsQuiet(t *testing.T) {
 	fresh.CreationTimestamp = metav1.NewTime(processStart.Add(time.Hour))
 	r.Outcome(syncWork, nil, "synced", fresh) // created while this process runs: raised
 	want := []string{"Warning SyncWorkFailed broken", "Normal SyncWorkSucceed synced", "Normal PreemptPolicySucceed preempted", "Normal SyncWorkSucceed synced"}
-	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+	if diff := cmp.Diff(want, fakeevents.Drain(fake)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
@@ -82,7 +72,7 @@ func TestOutcomeIsPerSubjectAndOperation(t *testing.T) {
 	r.Outcome(agg, nil, "b", cm("1"))
 	r.Forget(cm("1"))
 	r.Outcome(syncWork, nil, "a", cm("1"))
-	if got := len(drain(fake)); got != 4 {
+	if got := len(fakeevents.Drain(fake)); got != 4 {
 		t.Errorf("got %d events, want 4 (one per subject and operation, and again after Forget)", got)
 	}
 }
@@ -101,7 +91,7 @@ func TestFailureOnlyOperationRaisesWarningsOnly(t *testing.T) {
 	r.Outcome(cleanup, nil, "", b)     // recovery: still nothing raised
 	r.Outcome(cleanup, denied, "", b)  // and the next failure is raised again
 	want := []string{"Warning CleanupWorkFailed denied", "Warning DependencyPolicyConflict denied", "Warning CleanupWorkFailed denied"}
-	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+	if diff := cmp.Diff(want, fakeevents.Drain(fake)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
@@ -122,7 +112,7 @@ func TestHappenedRaisesEverySuccessAndChangedFailures(t *testing.T) {
 		"Normal PreemptPolicySucceed b took it from a", "Normal PreemptPolicySucceed c took it from b",
 		"Warning PreemptPolicyFailed denied", "Normal PreemptPolicySucceed d took it from c", "Warning PreemptPolicyFailed denied",
 	}
-	if diff := cmp.Diff(want, drain(fake)); diff != "" {
+	if diff := cmp.Diff(want, fakeevents.Drain(fake)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if r.size != 1 {
@@ -139,7 +129,7 @@ func TestNormalEventsWaitWhileBusy(t *testing.T) {
 	r := &Recorder{Events: fake, Busy: busy.Load, MaxDefer: time.Hour, Tick: time.Millisecond}
 	r.Outcome(syncWork, errors.New("boom"), "", cm("w"))
 	r.Outcome(syncWork, nil, "ok", cm("n"))
-	if diff := cmp.Diff([]string{"Warning SyncWorkFailed boom"}, drain(fake)); diff != "" {
+	if diff := cmp.Diff([]string{"Warning SyncWorkFailed boom"}, fakeevents.Drain(fake)); diff != "" {
 		t.Fatalf("while busy, only the Warning is raised (-want +got):\n%s", diff)
 	}
 	busy.Store(false)

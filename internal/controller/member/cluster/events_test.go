@@ -15,19 +15,8 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/test/fakeevents"
 )
-
-func drain(f *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
 
 // Karmada's CreateExecutionSpaceSucceed is raised when the namespace is
 // created, not when it is found; TaintClusterSucceed on each change of the
@@ -62,7 +51,7 @@ func TestExecutionSpaceAndTaintEvents(t *testing.T) {
 		"Normal TaintClusterSucceed Taints of cluster m1 follow its Ready condition (False); they are now: cluster.karmada.io/not-ready:NoSchedule.",
 		"Normal TaintClusterSucceed Taints of cluster m1 follow its Ready condition (True); they are now: none.",
 	}
-	if diff := cmp.Diff(want, drain(fakeEvents)); diff != "" {
+	if diff := cmp.Diff(want, fakeevents.Drain(fakeEvents)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if err := c.Get(ctx, types.NamespacedName{Name: "karmada-es-m1"}, &corev1.Namespace{}); err != nil {

@@ -15,6 +15,7 @@ import (
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/test/fakeevents"
 )
 
 func observedObject(apiVersion, kind, name string, status map[string]any) *unstructured.Unstructured {
@@ -55,7 +56,7 @@ func TestReflectedStatusEvents(t *testing.T) {
 		"Normal ReflectStatusSucceed Status of Deployment ns/web in cluster member1 is reflected into the Work's status.",
 		"Normal ReflectStatusSucceed Status of ConfigMap ns/settings in cluster member1 is reflected into the Work's status.",
 	}
-	if diff := cmp.Diff(want, drainEvents(fake)); diff != "" {
+	if diff := cmp.Diff(want, fakeevents.Drain(fake)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
@@ -79,21 +80,9 @@ func TestFailedInterpretationsAreWarnings(t *testing.T) {
 	fake := record.NewFakeRecorder(10)
 	r := &Reconciler{StatusEvents: &eventrecord.Recorder{Events: fake}}
 	r.reportInterpretations(&workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Name: "w", UID: types.UID("u")}}, []reflected{st})
-	got := drainEvents(fake)
+	got := fakeevents.Drain(fake)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "Warning InterpretHealthFailed cannot interpret the health of Widget ns/w in cluster member2") ||
 		!strings.HasPrefix(got[1], "Warning ReflectStatusFailed cannot reflect the status of Widget ns/w in cluster member2") {
 		t.Errorf("events = %q", got)
-	}
-}
-
-func drainEvents(f *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
 	}
 }
