@@ -118,7 +118,7 @@ type answer[T any] struct {
 // other than NotFound (the member has no such metric or object) is logged:
 // that member is left out of the answer.
 func ask[T any](names []string, what string, query func(ctx context.Context, cluster string) (T, error)) (map[string]T, map[string]error) {
-	res := fanOut(names, what, func(ctx context.Context, c string) (answer[T], error) {
+	res := run(names, what, func(ctx context.Context, c string) (answer[T], error) {
 		v, err := query(ctx, c)
 		if err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
 			members.failed(c, what, err)
@@ -126,7 +126,7 @@ func ask[T any](names []string, what string, query func(ctx context.Context, clu
 			members.answered(c)
 		}
 		return answer[T]{v: v, err: err}, nil
-	})
+	}, false)
 	vals, errs := map[string]T{}, map[string]error{}
 	for _, c := range names {
 		switch a := res[c]; {

@@ -184,6 +184,12 @@ func (l *leftOut) answered(cluster string) {
 // timeout is left out and logged (once, see leftOut); so is a member that
 // does not serve the API (NotFound counts as an answer: query decides).
 func fanOut[T any](clusters []string, what string, query func(ctx context.Context, cluster string) (T, error)) map[string]T {
+	return run(clusters, what, query, true)
+}
+
+// run is fanOut; track says whether the answers are noted in members (ask
+// notes them itself: its query always answers, with the error inside).
+func run[T any](clusters []string, what string, query func(ctx context.Context, cluster string) (T, error), track bool) map[string]T {
 	var mu sync.Mutex
 	out := make(map[string]T, len(clusters))
 	var wg sync.WaitGroup
@@ -193,10 +199,14 @@ func fanOut[T any](clusters []string, what string, query func(ctx context.Contex
 			defer wg.Done()
 			v, err := query(context.Background(), c)
 			if err != nil {
-				members.failed(c, what, err)
+				if track {
+					members.failed(c, what, err)
+				}
 				return
 			}
-			members.answered(c)
+			if track {
+				members.answered(c)
+			}
 			mu.Lock()
 			out[c] = v
 			mu.Unlock()
