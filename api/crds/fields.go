@@ -63,7 +63,7 @@ var Fields = []FieldUse{
 	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].exclude", ActedOnBy: "scheduler"},
 	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].fieldSelector", Subtree: true, ActedOnBy: "scheduler"},
 	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].labelSelector", Subtree: true, ActedOnBy: "scheduler"},
-	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].overflowAffinities", Subtree: true, NotActing: "stored; replicas do not spill over to overflow tiers yet"},
+	{Kinds: propagationPolicies, Path: "spec.placement.clusterAffinities[].overflowAffinities", Subtree: true, ActedOnBy: "scheduler (tier by tier with dynamic weight or Aggregated), FlotillaValidation admission"},
 	{Kinds: propagationPolicies, Path: "spec.placement.clusterTolerations", Subtree: true, ActedOnBy: "scheduler, taint manager"},
 	{Kinds: propagationPolicies, Path: "spec.placement.spreadConstraints", Subtree: true, ActedOnBy: "scheduler"},
 	{Kinds: propagationPolicies, Path: "spec.placement.replicaScheduling", Subtree: true, ActedOnBy: "scheduler"},

@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // TestPolicyFieldsActAsInKarmada applies, as a Karmada user would, the
@@ -12,8 +15,10 @@ import (
 // cluster (kubectl set image reaches member1 only; member2 converges once
 // it is lifted; deleting the template while suspended still cleans
 // member2), dependentOverrides (no binding until the override exists, and
-// the first member copy carries it) and deletion protection (refused,
-// naming the label; allowed once the label goes).
+// the first member copy carries it), deletion protection (refused,
+// naming the label; allowed once the label goes) and overflow affinities
+// (replicas fill member1 before they spill to member2, and leave member2
+// first).
 func TestPolicyFieldsActAsInKarmada(t *testing.T) {
 	s := sharedStackOf(t, 2)
 	s.kubectl("", "create", "namespace", "fields")
@@ -89,6 +94,63 @@ spec:
 		// Deployment was never rolled out with another template.
 		if gen := s.get("member1", "deploy", "api", "-n", "fields", "-o", "jsonpath={.metadata.generation}"); gen != "1" {
 			t.Errorf("member1's Deployment is at generation %s: it was created without the override and changed after", gen)
+		}
+	})
+
+	t.Run("overflowAffinities: member1 fills up first, member2 takes the rest and gives it back first", func(t *testing.T) {
+		// Each replica asks for a quarter of member1's CPU: member1 takes 4.
+		var milli int64
+		for _, cpu := range strings.Fields(s.get("member1", "nodes", "-o", "jsonpath={.items[*].status.allocatable.cpu}")) {
+			q := resource.MustParse(cpu)
+			milli += q.MilliValue()
+		}
+		if milli == 0 {
+			t.Fatal("member1 reports no allocatable CPU")
+		}
+		s.mustApply(t, "", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: burst, namespace: fields}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: burst}]
+  placement:
+    clusterAffinities:
+    - affinityName: idc
+      clusterNames: [member1]
+      overflowAffinities: [{affinityName: cloud, clusterNames: [member2]}]
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Aggregated}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: burst, namespace: fields}
+spec:
+  replicas: 8
+  selector: {matchLabels: {app: burst}}
+  template:
+    metadata: {labels: {app: burst}}
+    spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: %dm}}}]}
+`, milli/4))
+		clusters := `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`
+		s.waitFor(t, "member1=4 member2=4", "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		s.waitFor(t, "4", "member2", "deploy", "burst", "-n", "fields", "-o", "jsonpath={.spec.replicas}")
+		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", "4")
+		s.waitFor(t, "member1=4", "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		s.waitFor(t, "", "member2", "deploy", "burst", "-n", "fields", "-o", "name")
+
+		// Static weights cannot overflow: refused, naming the field.
+		out, err := s.apply(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: static, namespace: fields}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: static}]
+  placement:
+    clusterAffinities:
+    - affinityName: idc
+      clusterNames: [member1]
+      overflowAffinities: [{affinityName: cloud, clusterNames: [member2]}]
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
+`)
+		if err == nil || !strings.Contains(out, "spec.placement.clusterAffinities[0].overflowAffinities: Forbidden: overflowAffinities can only be used together with dynamic weight or aggregated scheduling") {
+			t.Errorf("overflow with static weights: err %v, output %s; want a refusal naming the field", err, out)
 		}
 	})
 

@@ -136,6 +136,8 @@ func validatePatchValue(op OverriderOperator, value apiextensionsv1.JSON, fldPat
 // part of Karmada's validating webhook: every fieldSelector of the placement (clusterAffinity,
 // each clusterAffinities term and its overflowAffinities, each staticWeightList targetCluster)
 // uses only the keys provider, region and zone and the operators In and NotIn; the
+// clusterAffinities terms are named by label keys and their overflowAffinities are used as
+// Karmada allows (validateOverflowAffinities); the
 // clusterTolerations are well formed (validateClusterTolerations); every label selector
 // (spec.resourceSelectors and the placement's cluster affinities) is well formed
 // (validateLabelSelector); the workloadAffinity groupByLabelKeys are label keys and the
@@ -152,10 +154,9 @@ func ValidatePropagationSpec(spec *PropagationSpec) field.ErrorList {
 	for i := range p.ClusterAffinities {
 		term := &p.ClusterAffinities[i]
 		termPath := placement.Child("clusterAffinities").Index(i)
+		errs = append(errs, validateLabelKey(term.AffinityName, termPath.Child("affinityName"))...)
 		errs = append(errs, validateClusterAffinity(&term.ClusterAffinity, termPath)...)
-		for j := range term.OverflowAffinities {
-			errs = append(errs, validateClusterAffinity(&term.OverflowAffinities[j].ClusterAffinity, termPath.Child("overflowAffinities").Index(j))...)
-		}
+		errs = append(errs, validateOverflowAffinities(term, p.ReplicaScheduling, termPath)...)
 	}
 	errs = append(errs, validateClusterTolerations(p.ClusterTolerations, placement.Child("clusterTolerations"))...)
 	if rs := p.ReplicaScheduling; rs != nil && rs.WeightPreference != nil {
@@ -182,6 +183,54 @@ func ValidatePropagationSpec(spec *PropagationSpec) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validateOverflowAffinities checks a clusterAffinities term's overflowAffinities as Karmada's
+// webhook does: only with replicas Divided by dynamic weight or Aggregated, only beside a
+// non-empty inline affinity (the preferred group), each named by a label key that is unique
+// within the term and differs from the term's own affinityName.
+func validateOverflowAffinities(term *ClusterAffinityTerm, rs *ReplicaSchedulingStrategy, termPath *field.Path) field.ErrorList {
+	if term.OverflowAffinities == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	path := termPath.Child("overflowAffinities")
+	if !OverflowSchedulingAllowed(rs) {
+		errs = append(errs, field.Forbidden(path, "overflowAffinities can only be used together with dynamic weight or aggregated scheduling"))
+	}
+	a := &term.ClusterAffinity
+	if a.LabelSelector == nil && a.FieldSelector == nil && len(a.ClusterNames) == 0 && len(a.ExcludeClusters) == 0 {
+		errs = append(errs, field.Forbidden(path, "overflowAffinities can only be used together with the inline ClusterAffinity"))
+	}
+	seen := map[string]bool{term.AffinityName: true}
+	for j := range term.OverflowAffinities {
+		o := &term.OverflowAffinities[j]
+		namePath := path.Index(j).Child("affinityName")
+		errs = append(errs, validateLabelKey(o.AffinityName, namePath)...)
+		if seen[o.AffinityName] {
+			errs = append(errs, field.Invalid(namePath, o.AffinityName, "overflow affinity name must be unique and must not duplicate the primary group's affinityName"))
+		}
+		seen[o.AffinityName] = true
+		errs = append(errs, validateClusterAffinity(&o.ClusterAffinity, path.Index(j))...)
+	}
+	return errs
+}
+
+// OverflowSchedulingAllowed reports whether rs is a replica scheduling that overflowAffinities
+// work with: Divided, and Aggregated or Weighted by dynamic weight (Karmada's
+// IsOverflowSchedulingAllowed). An empty replicaDivisionPreference counts as Weighted, the
+// default Karmada's webhook fills in.
+func OverflowSchedulingAllowed(rs *ReplicaSchedulingStrategy) bool {
+	if rs == nil || rs.ReplicaSchedulingType != ReplicaSchedulingTypeDivided {
+		return false
+	}
+	switch rs.ReplicaDivisionPreference {
+	case ReplicaDivisionPreferenceAggregated:
+		return true
+	case ReplicaDivisionPreferenceWeighted, "":
+		return rs.WeightPreference != nil && rs.WeightPreference.DynamicWeight != ""
+	}
+	return false
 }
 
 // validateResourceSelectors checks the label selector of each resource selector.

@@ -199,3 +199,46 @@ func checkErrorFields(t *testing.T, errs field.ErrorList, want []string) {
 		t.Fatalf("errors at %v, want at %v (%v)", got, want, errs)
 	}
 }
+
+func TestValidatePropagationSpecOverflowAffinities(t *testing.T) {
+	aggregated := &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceAggregated}
+	dynamic := &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted,
+		WeightPreference: &ClusterPreferences{DynamicWeight: DynamicWeightByAvailableReplicas}}
+	static := &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDivided, ReplicaDivisionPreference: ReplicaDivisionPreferenceWeighted}
+	term := func(name string, primary ClusterAffinity, overflow ...string) ClusterAffinityTerm {
+		t := ClusterAffinityTerm{AffinityName: name, ClusterAffinity: primary}
+		for _, o := range overflow {
+			t.OverflowAffinities = append(t.OverflowAffinities, OverflowClusterAffinityTerm{AffinityName: o, ClusterAffinity: ClusterAffinity{ClusterNames: []string{"member2"}}})
+		}
+		return t
+	}
+	idc := ClusterAffinity{ClusterNames: []string{"member1"}}
+	tests := []struct {
+		name       string
+		rs         *ReplicaSchedulingStrategy
+		term       ClusterAffinityTerm
+		wantFields []string
+	}{
+		{name: "aggregated", rs: aggregated, term: term("idc", idc, "cloud")},
+		{name: "dynamic weight", rs: dynamic, term: term("idc", idc, "cloud", "cloud-b")},
+		{name: "no overflow needs no particular division", rs: static, term: term("idc", idc)},
+		{name: "static weights are refused", rs: static, term: term("idc", idc, "cloud"),
+			wantFields: []string{"spec.placement.clusterAffinities[0].overflowAffinities"}},
+		{name: "duplicated is refused", rs: &ReplicaSchedulingStrategy{ReplicaSchedulingType: ReplicaSchedulingTypeDuplicated}, term: term("idc", idc, "cloud"),
+			wantFields: []string{"spec.placement.clusterAffinities[0].overflowAffinities"}},
+		{name: "an empty preferred group is refused", rs: aggregated, term: term("idc", ClusterAffinity{}, "cloud"),
+			wantFields: []string{"spec.placement.clusterAffinities[0].overflowAffinities"}},
+		{name: "names repeated, the term's own reused, or not label keys are refused", rs: aggregated, term: term("idc", idc, "cloud", "cloud", "idc", "not a key"),
+			wantFields: []string{
+				"spec.placement.clusterAffinities[0].overflowAffinities[1].affinityName",
+				"spec.placement.clusterAffinities[0].overflowAffinities[2].affinityName",
+				"spec.placement.clusterAffinities[0].overflowAffinities[3].affinityName",
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &PropagationSpec{Placement: Placement{ClusterAffinities: []ClusterAffinityTerm{tc.term}, ReplicaScheduling: tc.rs}}
+			checkErrorFields(t, ValidatePropagationSpec(spec), tc.wantFields)
+		})
+	}
+}

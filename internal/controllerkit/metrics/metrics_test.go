@@ -263,7 +263,7 @@ func TestEachComponentServesKarmadasSet(t *testing.T) {
 			"resource_apply_policy_duration_seconds", "resource_match_policy_duration_seconds", "work_sync_workload_duration_seconds"))),
 		"agent": slices.Sorted(slices.Values(append(slices.Clone(cluster), "work_sync_workload_duration_seconds"))),
 		"scheduler": {"karmada_scheduler_e2e_scheduling_duration_seconds", "karmada_scheduler_queue_incoming_bindings_total",
-			"karmada_scheduler_schedule_attempts_total", "karmada_scheduler_scheduling_algorithm_duration_seconds"},
+			"karmada_scheduler_schedule_attempts_total", "karmada_scheduler_scheduling_algorithm_duration_seconds", "scheduler_pending_bindings"},
 	}
 	got := map[string][]string{
 		"controller-manager": names(t, controllerManagerCollectors()),
@@ -292,5 +292,28 @@ func TestRegisterJoinsControllerRuntimesRegistry(t *testing.T) {
 		if !served[name] {
 			t.Errorf("%s is not in controller-runtime's registry; served: %v", name, slices.Sorted(maps.Keys(served)))
 		}
+	}
+}
+
+func TestPendingBindingsSumsEverySchedulerQueue(t *testing.T) {
+	c := &pendingCollector{desc: pendingBindings.desc, sources: []func() PendingBindings{
+		func() PendingBindings { return PendingBindings{Active: 2, Unschedulable: 1} },
+		func() PendingBindings { return PendingBindings{Active: 1, Backoff: 3} },
+	}}
+	r := prometheus.NewPedanticRegistry()
+	register(r, c)
+	families, err := r.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			got[f.GetName()+"{"+m.GetLabel()[0].GetValue()+"}"] = m.GetGauge().GetValue()
+		}
+	}
+	want := map[string]float64{"scheduler_pending_bindings{active}": 3, "scheduler_pending_bindings{backoff}": 3, "scheduler_pending_bindings{unschedulable}": 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

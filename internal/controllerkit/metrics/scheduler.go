@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -125,7 +126,65 @@ func init() {
 }
 
 func schedulerCollectors() []prometheus.Collector {
-	return []prometheus.Collector{scheduleAttempts, e2eScheduling, schedulingAlgorithm, queueIncoming}
+	return []prometheus.Collector{scheduleAttempts, e2eScheduling, schedulingAlgorithm, queueIncoming, pendingBindings}
+}
+
+// Values of the queue label of scheduler_pending_bindings: Karmada's three scheduling queues.
+const (
+	// QueueActive: bindings ready to be scheduled now.
+	QueueActive = "active"
+	// QueueBackoff: bindings whose last attempt failed with an error, waiting 1 s to 10 s.
+	QueueBackoff = "backoff"
+	// QueueUnschedulable: bindings whose last attempt found no placement, waiting at most
+	// 5 minutes, or for a change of theirs or of a cluster.
+	QueueUnschedulable = "unschedulable"
+)
+
+// PendingBindings is how many bindings one scheduler's queues hold at a moment.
+type PendingBindings struct {
+	Active, Backoff, Unschedulable int
+}
+
+// pendingBindings serves scheduler_pending_bindings{queue} (Karmada's gauge, subsystem
+// scheduler, without the karmada_ prefix) as the sum over the sources added with
+// AddPendingBindingsSource, read at each scrape.
+var pendingBindings = &pendingCollector{desc: prometheus.NewDesc("scheduler_pending_bindings",
+	"Number of pending bindings, by queue: active (ready to be scheduled), backoff (waiting after an error) and unschedulable (waiting after an attempt that found no placement).",
+	[]string{"queue"}, nil)}
+
+type pendingCollector struct {
+	desc    *prometheus.Desc
+	mu      sync.Mutex
+	sources []func() PendingBindings
+}
+
+func (c *pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	sources := c.sources
+	c.mu.Unlock()
+	var sum PendingBindings
+	for _, f := range sources {
+		p := f()
+		sum.Active += p.Active
+		sum.Backoff += p.Backoff
+		sum.Unschedulable += p.Unschedulable
+	}
+	for _, q := range []struct {
+		name string
+		n    int
+	}{{QueueActive, sum.Active}, {QueueBackoff, sum.Backoff}, {QueueUnschedulable, sum.Unschedulable}} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(q.n), q.name)
+	}
+}
+
+// AddPendingBindingsSource adds f, which reports one scheduler's queues (one per binding
+// kind), to scheduler_pending_bindings. f is called at each scrape and must not block.
+func AddPendingBindingsSource(f func() PendingBindings) {
+	pendingBindings.mu.Lock()
+	defer pendingBindings.mu.Unlock()
+	pendingBindings.sources = append(pendingBindings.sources, f)
 }
 
 // RegisterScheduler registers karmada-scheduler's metrics (prefixed

@@ -60,9 +60,10 @@ func strategyOf(rs *policyv1alpha1.ReplicaSchedulingStrategy) (strategy, error) 
 	}
 }
 
-// assign implements placement.replicaScheduling on the selected clusters. A resource without
-// replicas goes to every selected cluster with 0 replicas, whatever the strategy.
-func (p *problem) assign(selected []*candidate) ([]workv1alpha2.TargetCluster, error) {
+// assign implements placement.replicaScheduling on the selected clusters, tier by tier when
+// overflow is set (divideByTier). A resource without replicas goes to every selected cluster
+// with 0 replicas, whatever the strategy.
+func (p *problem) assign(selected []*candidate, overflow bool) ([]workv1alpha2.TargetCluster, error) {
 	replicas := map[string]int32{}
 	if p.in.Replicas == 0 || p.strategy == duplicated {
 		for _, c := range selected {
@@ -77,7 +78,10 @@ func (p *problem) assign(selected []*candidate) ([]workv1alpha2.TargetCluster, e
 		}
 		return division.Divide(p.in.Replicas, shares, p.ties()), nil
 	}
-	return p.divideByCapacity(selected)
+	if overflow {
+		return p.divideByTier(selected)
+	}
+	return p.divideByCapacity(selected, int64(p.in.Replicas))
 }
 
 // staticShares weighs the clusters by weightPreference.staticWeightList: a cluster gets the
@@ -119,21 +123,21 @@ func (p *problem) staticShares(selected []*candidate) ([]division.Share, error) 
 	return shares, nil
 }
 
-// divideByCapacity implements the two divisions driven by free resources: Weighted with
-// dynamicWeight AvailableReplicas (replicas in proportion to the replicas each cluster can
-// still take) and Aggregated (the same, over the fewest clusters that can take them all,
-// largest first).
+// divideByCapacity divides want replicas among selected by the two divisions driven by free
+// resources: Weighted with dynamicWeight AvailableReplicas (replicas in proportion to the
+// replicas each cluster can still take) and Aggregated (the same, over the fewest clusters
+// that can take them all, largest first).
 //
 // Like Karmada, it is incremental when Input.Previous holds replicas on selected clusters:
-// if they already add up to Input.Replicas, the previous assignment stands; if they fall
-// short, only the difference is divided, previous holders first for Aggregated, and added to
-// it; if they exceed it, Input.Replicas is divided among the previous holders in proportion
-// to what they hold. The resources a workload already uses are thus never counted as free
-// for it, and rescheduling an unchanged binding is a no-op.
+// if they already add up to want, the previous assignment stands; if they fall short, only
+// the difference is divided, previous holders first for Aggregated, and added to it; if they
+// exceed it, want is divided among the previous holders in proportion to what they hold. The
+// resources a workload already uses are thus never counted as free for it, and rescheduling
+// an unchanged binding is a no-op.
 //
 // It returns *UnschedulableError when the clusters cannot take the replicas, saying how many
 // they can.
-func (p *problem) divideByCapacity(selected []*candidate) ([]workv1alpha2.TargetCluster, error) {
+func (p *problem) divideByCapacity(selected []*candidate, want int64) ([]workv1alpha2.TargetCluster, error) {
 	var kept []*candidate
 	var assigned int64
 	for _, c := range selected {
@@ -142,7 +146,6 @@ func (p *problem) divideByCapacity(selected []*candidate) ([]workv1alpha2.Target
 			assigned += int64(c.previous)
 		}
 	}
-	want := int64(p.in.Replicas)
 	free := func(c *candidate) int64 { return int64(c.available) }
 	held := func(c *candidate) int64 { return int64(c.previous) }
 	switch {

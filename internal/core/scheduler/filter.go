@@ -21,24 +21,28 @@ import (
 // Ready, API enablements missing or incomplete, NoSchedule taints), as Karmada spares
 // clusters already in the scheduling result: moving a workload off a cluster is the job of
 // NoExecute taints and failover, not of a reschedule that happens to run during a blip.
-func (p *problem) filter(matcher *clusteraffinity.Matcher) ([]*candidate, []Rejection) {
+//
+// The affinity filter accepts a cluster that matches any tier of the term (its own affinity
+// or one of its overflowAffinities), as Karmada's does.
+func (p *problem) filter(t tiers) ([]*candidate, []Rejection) {
 	var feasible []*candidate
 	var rejections []Rejection
 	for _, cluster := range p.clusters {
 		previous, held := p.previous[cluster.Name]
-		if reason := p.rejection(cluster, matcher, held); reason != "" {
+		tier := t.of(cluster)
+		if reason := p.rejection(cluster, t, tier, held); reason != "" {
 			rejections = append(rejections, Rejection{Cluster: cluster.Name, Reason: reason})
 			continue
 		}
-		feasible = append(feasible, &candidate{cluster: cluster, held: held, previous: previous})
+		feasible = append(feasible, &candidate{cluster: cluster, held: held, previous: previous, tier: tier})
 	}
 	return feasible, rejections
 }
 
-// rejection returns why cluster is not feasible, or "" when it is.
-func (p *problem) rejection(cluster *clusterv1alpha1.Cluster, matcher *clusteraffinity.Matcher, held bool) string {
-	if !matcher.Match(cluster) {
-		return matcher.Reason(cluster)
+// rejection returns why cluster, in tier (-1: none), is not feasible, or "" when it is.
+func (p *problem) rejection(cluster *clusterv1alpha1.Cluster, t tiers, tier int, held bool) string {
+	if tier < 0 {
+		return t.reason(cluster)
 	}
 	if slices.Contains(p.in.Evicting, cluster.Name) {
 		return "the resource is being evicted from it (graceful eviction task)"

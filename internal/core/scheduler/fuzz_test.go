@@ -44,7 +44,8 @@ var fuzzSpreadFields = []policyv1alpha1.SpreadConstraint{
 // weight (0 for none; the top bit makes it near math.MaxInt64). mode picks the strategy (bits
 // 0-2), a toleration of the NoSchedule taint (bit 3), TaintManagerEvicts (bit 4), an affinity
 // excluding m00 (bit 5) and which spread constraints exist (bits 6-7); limits holds their
-// minGroups and maxGroups, three bits each, and the group field.
+// minGroups and maxGroups, three bits each, and the group field, and (bit 14, without mode's
+// bit 5) a clusterAffinities term with two overflow groups.
 func fuzzInput(replicas int32, mode uint8, limits uint16, data []byte) Input {
 	rs := fuzzStrategies[mode&7].DeepCopy()
 	placement := &policyv1alpha1.Placement{ReplicaScheduling: rs}
@@ -52,8 +53,19 @@ func fuzzInput(replicas int32, mode uint8, limits uint16, data []byte) Input {
 	if mode&(1<<3) != 0 {
 		placement.ClusterTolerations = []corev1.Toleration{{Key: "ns", Operator: corev1.TolerationOpExists}}
 	}
-	if mode&(1<<5) != 0 {
+	switch {
+	case mode&(1<<5) != 0:
 		placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ExcludeClusters: []string{"m00"}}
+	case limits&(1<<14) != 0:
+		// m00 to m02 preferred, m01 to m04 the first overflow group, every cluster the second.
+		placement.ClusterAffinities = []policyv1alpha1.ClusterAffinityTerm{{
+			AffinityName:    "idc",
+			ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m00", "m01", "m02"}},
+			OverflowAffinities: []policyv1alpha1.OverflowClusterAffinityTerm{
+				{AffinityName: "cloud", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m01", "m02", "m03", "m04"}}},
+				{AffinityName: "any"},
+			},
+		}}
 	}
 	bits := func(shift uint) int { return int(limits>>shift) & 7 }
 	if mode&(1<<6) != 0 {
@@ -148,6 +160,8 @@ func FuzzDecide(f *testing.F) {
 		{-1, 0, 0, nil},
 		{1, 6, 0, []byte{0, 1, 0, 0, 0}},
 		{1, 7, 0, []byte{0, 1, 0, 0, 0}},
+		{9, 5, 1 << 14, []byte{0, 1, 2, 0, 0, 0, 1, 3, 0, 0, 0, 1, 1, 0, 0, 0, 1, 4, 0, 0, 0, 1, 9, 0, 0}},
+		{6, 4, 1 << 14, []byte{0x10, 1, 0, 3, 0, 0x10, 1, 0, 3, 0, 0, 1, 5, 0, 0, 0x10, 1, 2, 2, 0}},
 	} {
 		f.Add(seed.replicas, seed.mode, seed.limits, seed.data)
 	}

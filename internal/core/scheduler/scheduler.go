@@ -26,7 +26,6 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
-	"github.com/flotilla-io/flotilla/internal/core/scheduler/clusteraffinity"
 )
 
 // Input is one scheduling problem: a binding's placement and replica needs plus the member
@@ -204,16 +203,19 @@ type candidate struct {
 	// held tells whether the cluster is in Input.Previous; previous is its replicas there.
 	held     bool
 	previous int32
+	// tier is the group of the affinity term the cluster belongs to: 0 for the term's own
+	// affinity, i for its overflowAffinities[i-1] (see tiers).
+	tier int
 }
 
 // scheduleTerm runs filter, selection and replica assignment against one affinity term.
 func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster, error) {
-	matcher, err := clusteraffinity.Compile(term.path, term.affinity)
+	tiers, err := term.compile()
 	if err != nil {
 		return nil, err
 	}
 	watch := p.stopwatch()
-	feasible, rejections := p.filter(matcher)
+	feasible, rejections := p.filter(tiers)
 	watch.lap(StepFilter)
 	if len(feasible) == 0 {
 		return nil, &NoClusterFitError{Total: len(p.clusters), AffinityName: term.name, Rejections: rejections}
@@ -236,7 +238,7 @@ func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster,
 	if len(selected) == 0 {
 		return nil, unschedulable("spreadConstraints: no cluster selected")
 	}
-	clusters, err := p.assign(selected)
+	clusters, err := p.assign(selected, p.overflows(tiers))
 	watch.lap(StepAssignReplicas)
 	return clusters, err
 }
@@ -267,11 +269,12 @@ func (w *stopwatch) lap(step string) {
 }
 
 // affinityTerm is one group of clusters to try: placement.clusterAffinity, or one term of
-// placement.clusterAffinities.
+// placement.clusterAffinities with its overflowAffinities.
 type affinityTerm struct {
 	name     string
 	path     string
 	affinity *policyv1alpha1.ClusterAffinity
+	overflow []overflowTerm
 }
 
 func affinityTerms(placement *policyv1alpha1.Placement) []affinityTerm {
@@ -285,6 +288,7 @@ func affinityTerms(placement *policyv1alpha1.Placement) []affinityTerm {
 			name:     t.AffinityName,
 			path:     fmt.Sprintf("clusterAffinities[%s]", t.AffinityName),
 			affinity: &t.ClusterAffinity,
+			overflow: t.OverflowAffinities,
 		}
 	}
 	return terms
@@ -317,10 +321,10 @@ func Rejections(in Input) ([]Rejection, error) {
 	i := max(slices.IndexFunc(terms, func(t affinityTerm) bool {
 		return t.name != "" && t.name == in.ObservedAffinityName
 	}), 0)
-	matcher, err := clusteraffinity.Compile(terms[i].path, terms[i].affinity)
+	tiers, err := terms[i].compile()
 	if err != nil {
 		return nil, err
 	}
-	_, rejections := p.filter(matcher)
+	_, rejections := p.filter(tiers)
 	return rejections, nil
 }

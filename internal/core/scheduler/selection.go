@@ -10,8 +10,9 @@ import (
 
 // selectClusters implements placement.spreadConstraints on the feasible clusters.
 //
-// Clusters are ranked by: previous holders first (Karmada's cluster locality), then more
-// available replicas, then name. With only a constraint by cluster, the best maxGroups
+// Clusters are ranked by: the overflow tier of their affinity term (the preferred group
+// first, as Karmada orders by it before score), then previous holders (Karmada's cluster
+// locality), then more available replicas, then name. With only a constraint by cluster, the best maxGroups
 // clusters are taken (all when maxGroups is 0), and it fails when fewer than minGroups are
 // feasible.
 //
@@ -57,6 +58,9 @@ func rankClusters(feasible []*candidate) []*candidate {
 	ranked := append([]*candidate(nil), feasible...)
 	sort.SliceStable(ranked, func(i, j int) bool {
 		a, b := ranked[i], ranked[j]
+		if a.tier != b.tier {
+			return a.tier < b.tier
+		}
 		if a.held != b.held {
 			return a.held
 		}

@@ -64,6 +64,7 @@ type Reconciler struct {
 	TaintManagerEvicts bool
 
 	wakeup statusgate.Wakeup
+	queues *queues
 }
 
 func (r *Reconciler) newBinding() binding.Object {
@@ -75,9 +76,13 @@ func (r *Reconciler) newBinding() binding.Object {
 // every binding of this kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
+	r.queues = newQueues()
+	opts := queue.Options(mgr, 4)
+	opts.RateLimiter = rateLimiter()
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("scheduler")).
 		Watches(r.newBinding(), byPriority{}, builder.WithPredicates(countIncoming)).
 		WatchesRawSource(r.wakeup.Source()).
+		WatchesRawSource(r.queues.source()).
 		Watches(&clusterv1alpha1.Cluster{}, handler.Funcs{
 			CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
@@ -96,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 		}, builder.WithPredicates(queue.NotInitialList)).
-		WithOptions(queue.Options(mgr, 4)).
+		WithOptions(opts).
 		Complete(r)
 }
 
@@ -203,10 +208,21 @@ func (q countedQueue) Add(r reconcile.Request) {
 // longer fit; other failures (a transient error, too little capacity for
 // the replicas) keep the last placement. Whatever the scheduler, a cluster
 // that no longer exists is removed from spec.clusters.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+//
+// As in Karmada, a binding whose attempt returns an error is tried again after a back-off
+// (1 s doubling to 10 s), and one that finds no placement after at most 5 minutes, or as
+// soon as it or a cluster changes (see queues).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	unschedulable := false
+	if r.queues != nil {
+		r.queues.taken(req)
+	}
 	defer func() {
 		if err != nil {
 			metrics.CountIncomingBindings(metrics.EventScheduleAttemptFailure, 1) // retried with back-off
+		}
+		if r.queues != nil {
+			res = r.queues.settle(req, res, err, unschedulable)
 		}
 	}()
 	b := r.newBinding()
@@ -232,6 +248,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
 	decision, schedErr := decide(ctx, r.Client, b, live(clusters.Items), r.TaintManagerEvicts)
+	unschedulable = schedErr != nil
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
 	var noFit *scheduler.NoClusterFitError
