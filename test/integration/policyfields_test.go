@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -193,6 +195,64 @@ var schedulePriorityCases = []integrationCase{
 				"the binding's schedulePriority 1000", func(b *workv1alpha2.ResourceBinding) (bool, string) {
 					return b.Spec.SchedulePriority != nil && b.Spec.SchedulePriority.Priority == 1000, describe(b.Spec.SchedulePriority)
 				})
+		},
+	},
+	{
+		name: "a high-priority template queued behind 200 low-priority ones is scheduled before the backlog drains",
+		run: func(e *env) {
+			prioritized := func(name, class string, sel policyv1alpha1.ResourceSelector) *policyv1alpha1.PropagationPolicy {
+				p := e.policy(name).to("member1").obj()
+				p.Spec.ResourceSelectors = []policyv1alpha1.ResourceSelector{sel}
+				p.Spec.SchedulePriority = &policyv1alpha1.SchedulePriority{PriorityClassSource: policyv1alpha1.KubePriorityClass, PriorityClassName: class}
+				return p
+			}
+			e.createClusterScoped(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "low-" + e.ns}, Value: 10})
+			e.createClusterScoped(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high-" + e.ns}, Value: 1000})
+			e.create(e.controlPlane, prioritized("high", "high-"+e.ns, policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap", Name: "high"}))
+			const backlog = 200
+			for i := range backlog {
+				cm := e.configMap(fmt.Sprintf("low-%03d", i), map[string]string{"k": "v"})
+				cm.Labels = map[string]string{"tier": "low"}
+				e.create(e.controlPlane, cm)
+			}
+			// The bindings in the order they are created.
+			w, err := client.NewWithWatch(theStack.controlPlaneConfig, client.Options{Scheme: e.controlPlane.Scheme()})
+			if err != nil {
+				e.Fatal(err)
+			}
+			watch, err := w.Watch(e.ctx, &workv1alpha2.ResourceBindingList{}, client.InNamespace(e.ns))
+			if err != nil {
+				e.Fatal(err)
+			}
+			defer watch.Stop()
+			// One policy claims the 200 at once; the high one comes after.
+			e.create(e.controlPlane, prioritized("low", "low-"+e.ns, policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "ConfigMap",
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "low"}}}))
+			e.create(e.controlPlane, e.configMap("high", map[string]string{"k": "v"}))
+			seen := map[string]bool{}
+			timeout := time.After(waitTimeout)
+			for len(seen) < backlog+1 {
+				select {
+				case ev, ok := <-watch.ResultChan():
+					if !ok {
+						e.Fatal("the binding watch ended")
+					}
+					b, ok := ev.Object.(*workv1alpha2.ResourceBinding)
+					if !ok || seen[b.Name] {
+						continue
+					}
+					seen[b.Name] = true
+					if b.Name == "high-configmap" {
+						if lows := len(seen) - 1; lows > backlog/2 {
+							e.Fatalf("the high-priority binding came after %d of the %d low-priority ones", lows, backlog)
+						}
+						return
+					}
+				case <-timeout:
+					e.Fatalf("%d bindings after %s, high-configmap not among them", len(seen), waitTimeout)
+				}
+			}
+			e.Fatal("every low-priority binding came before the high-priority one")
 		},
 	},
 }

@@ -31,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -109,6 +110,14 @@ type Detector struct {
 	preemptionOffWarned sync.Map
 
 	queue workqueue.TypedRateLimitingInterface[templateKey]
+	// urgent holds the templates a policy with a spec.schedulePriority selects, by that
+	// priority (priorityqueue.go); prioritized are those policies, and inflight the keys a
+	// worker of either queue is reconciling, so that one template is never reconciled twice
+	// at once.
+	urgent      priorityqueue.PriorityQueue[templateKey]
+	urgentDown  sync.Once
+	prioritized prioritizedPolicies
+	inflight    sync.Map
 	// backlog holds the templates an informer's first list found: they
 	// existed before the detector started and are usually right already.
 	// feedBacklog hands them to queue only while queue is nearly empty, so
@@ -167,6 +176,7 @@ func (d *Detector) warmup(ctx context.Context) error {
 	// 1,000 templates a quarter more time (bench/results/2026-12-01-coldstart.md).
 	d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(queue.RateLimiter[templateKey](),
 		workqueue.TypedRateLimitingQueueConfig[templateKey]{Name: "detector"})
+	d.urgent = newUrgentQueue()
 	d.backlog = workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[templateKey]{Name: "detector-backlog"})
 	d.factory = dynamicinformer.NewDynamicSharedInformerFactory(d.Dynamic, 0)
 	d.kick = make(chan struct{}, 1)
@@ -178,6 +188,7 @@ func (d *Detector) warmup(ctx context.Context) error {
 	}
 	if err := d.watchPolicies(ctx); err != nil {
 		d.queue.ShutDown()
+		d.shutDownUrgent()
 		d.backlog.ShutDown()
 		return err
 	}
@@ -187,6 +198,7 @@ func (d *Detector) warmup(ctx context.Context) error {
 	d.firstPass.Store(true)
 	go func() {
 		defer d.queue.ShutDown()
+		defer d.shutDownUrgent()
 		defer d.backlog.ShutDown()
 		tick := time.NewTicker(d.RediscoverEvery)
 		defer tick.Stop()
@@ -213,7 +225,8 @@ func (d *Detector) Start(ctx context.Context) error {
 	}
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("detector"))
 	for range d.Workers {
-		go d.work(ctx)
+		go d.work(ctx, d.queue)
+		go d.work(ctx, d.urgent)
 	}
 	go d.feedBacklog(ctx)
 	<-ctx.Done()
@@ -221,6 +234,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	// when the manager's context ends. A detector is never started twice.
 	d.backlog.ShutDown()
 	d.queue.ShutDown()
+	d.shutDownUrgent()
 	return nil
 }
 
@@ -335,7 +349,7 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, gvk schema.G
 				if isInInitialList {
 					d.backlog.Add(key)
 				} else {
-					d.queue.Add(key)
+					d.enqueue(key, obj)
 				}
 				d.notify(gvk, key)
 			}
@@ -352,7 +366,7 @@ func (d *Detector) handleTemplates(gvr schema.GroupVersionResource, gvk schema.G
 			if statusOnlyChange(oldObj, newObj) {
 				return
 			}
-			d.queue.Add(key)
+			d.enqueue(key, newObj)
 			d.notify(gvk, key)
 		},
 		DeleteFunc: func(obj any) {
@@ -429,6 +443,7 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 		}
 		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc: func(o any) {
+				d.prioritized.track(o, false)
 				d.changes.policyChanged(o)
 				d.enqueueForPolicy(o)
 			},
@@ -439,6 +454,7 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 				if policySpecUnchanged(o, n) {
 					return
 				}
+				d.prioritized.track(n, false)
 				d.changes.policyChanged(n)
 				// The old selectors find the templates the policy may
 				// release, the new ones those it may claim; a changed
@@ -447,6 +463,7 @@ func (d *Detector) watchPolicies(ctx context.Context) error {
 				d.enqueueForPolicy(n)
 			},
 			DeleteFunc: func(o any) {
+				d.prioritized.track(o, true)
 				d.changes.policyGone(o)
 				d.enqueueForPolicy(o)
 			},
@@ -544,7 +561,7 @@ func (d *Detector) enqueueForPolicy(obj any) {
 		}
 		for _, o := range selectedTemplates(d.watching[gvr], ns, sel) {
 			if !template.SkipNamespace(o.GetNamespace()) {
-				d.queue.Add(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()})
+				d.enqueue(templateKey{GVR: gvr, Namespace: o.GetNamespace(), Name: o.GetName()}, o)
 			}
 		}
 	}
@@ -667,25 +684,32 @@ func (d *Detector) feedBacklog(ctx context.Context) {
 	}
 }
 
-func (d *Detector) work(ctx context.Context) {
+// work reconciles the templates of q (the FIFO queue or the prioritized one) until q shuts
+// down.
+func (d *Detector) work(ctx context.Context, q workqueue.TypedRateLimitingInterface[templateKey]) {
 	for {
-		key, quit := d.queue.Get()
+		key, quit := q.Get()
 		if quit {
 			return
 		}
 		if ctx.Err() != nil {
 			// Shutting down: what is left stays for the next leader's list.
-			d.queue.Done(key)
+			q.Done(key)
+			continue
+		}
+		if !d.take(q, key) {
+			q.Done(key)
 			continue
 		}
 		err := d.reconcile(ctx, key)
+		d.inflight.Delete(key)
 		if err != nil {
 			klog.FromContext(ctx).V(1).Info("Requeue template", "gvr", key.GVR.String(), "namespace", key.Namespace, "name", key.Name, "err", err.Error())
-			d.queue.AddRateLimited(key)
+			q.AddRateLimited(key)
 		} else {
-			d.queue.Forget(key)
+			q.Forget(key)
 		}
-		d.queue.Done(key)
+		q.Done(key)
 	}
 }
 
