@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // flotillaBin is the binary under test.
@@ -36,26 +37,94 @@ func extended(t *testing.T) {
 	}
 }
 
-// lanes holds one token per test running a stack.
-var lanes = make(chan struct{}, laneCount())
+// lanes hands out one lane per test running a stack.
+var lanes = &laneQueue{free: laneCount()}
 
-// laneCount is FLOTILLA_E2E_LANES, else 2.
+// laneCount is FLOTILLA_E2E_LANES, else 3: on two cores most of a test's time is spent waiting
+// for its stack to converge, and three lanes keep the cores busier than two.
 func laneCount() int {
 	if n, err := strconv.Atoi(os.Getenv("FLOTILLA_E2E_LANES")); err == nil && n > 0 {
 		return n
 	}
-	return 2
+	return 3
+}
+
+// Lane classes: tests that start a stack of their own are the longest (they pay for their
+// start, and most break their stack on purpose), so they take lanes first and the run does
+// not end with one of them alone in a lane.
+const (
+	laneOwnStack = iota
+	laneSharedStack
+	laneClasses
+)
+
+// laneQueue is a counting semaphore that serves waiting laneOwnStack tests before
+// laneSharedStack ones.
+type laneQueue struct {
+	mu      sync.Mutex
+	free    int
+	first   time.Time // the first request
+	waiting [laneClasses][]chan struct{}
+}
+
+// laneSettle is how long after the first request a laneSharedStack test waits before it asks:
+// every parallel test resumes at once, and the laneOwnStack ones must be queued first.
+const laneSettle = time.Second
+
+func (q *laneQueue) acquire(class int) {
+	q.mu.Lock()
+	if q.first.IsZero() {
+		q.first = time.Now()
+	}
+	first := q.first
+	q.mu.Unlock()
+	if class != laneOwnStack {
+		time.Sleep(time.Until(first.Add(laneSettle)))
+	}
+	q.mu.Lock()
+	ahead := 0
+	for c := range class {
+		ahead += len(q.waiting[c])
+	}
+	if q.free > 0 && ahead == 0 {
+		q.free--
+		q.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	q.waiting[class] = append(q.waiting[class], ch)
+	q.mu.Unlock()
+	<-ch
+}
+
+func (q *laneQueue) release() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for c := range q.waiting {
+		if len(q.waiting[c]) > 0 {
+			ch := q.waiting[c][0]
+			q.waiting[c] = q.waiting[c][1:]
+			close(ch) // the lane passes to it
+			return
+		}
+	}
+	q.free++
 }
 
 // inLane runs t in parallel with the other tests that run stacks, once a
-// lane is free; the lane is held until t ends. Call it first thing in a
-// top-level test (after t.Skip decisions), before anything that
-// t.Parallel forbids (t.Setenv).
-func inLane(t *testing.T) {
+// lane is free for its class (laneOwnStack or laneSharedStack); the lane is held
+// until t ends. Call it first thing in a top-level test (after t.Skip
+// decisions), before anything that t.Parallel forbids (t.Setenv).
+func inLane(t *testing.T, class int) {
 	t.Helper()
 	t.Parallel()
-	lanes <- struct{}{}
-	t.Cleanup(func() { <-lanes })
+	asked := time.Now()
+	lanes.acquire(class)
+	got := time.Now()
+	t.Cleanup(func() {
+		lanes.release()
+		t.Logf("lane: waited %s, ran %s", got.Sub(asked).Round(time.Second), time.Since(got).Round(time.Second))
+	})
 }
 
 // starting is held while a stack starts: ports are chosen free when it

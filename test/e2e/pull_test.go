@@ -154,8 +154,8 @@ func TestPullMode(t *testing.T) {
 		t.Errorf("unjoin of a Pull cluster was not refused: %v\n%s", err, out)
 	}
 
-	// The control plane's API server stops for 60 s: the member keeps its
-	// objects and the agent deletes nothing.
+	// The control plane's API server stops for 30 s, twice the agent's
+	// lease: the member keeps its objects and the agent deletes nothing.
 	pid := s.apiServerPID("control-plane")
 	if pid == 0 {
 		t.Fatal("no control-plane API server")
@@ -170,7 +170,7 @@ func TestPullMode(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGCONT)
 		}
 	}()
-	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Second) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Second) {
 		if got := s.get("member2", "deploy", "nginx", "-o", "jsonpath={.metadata.uid}"); got != uid {
 			t.Fatalf("member2's nginx changed while the control plane was away: uid %q, was %q", got, uid)
 		}

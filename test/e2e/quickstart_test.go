@@ -172,7 +172,7 @@ func TestFailedComponentIsNamed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	inLane(t)
+	inLane(t, laneOwnStack)
 	s := &stack{t: t, dataDir: t.TempDir()}
 	t.Cleanup(s.waitNoProcesses)
 	cmd := exec.Command(flotillaBin, "up", "--members", "1", "--data-dir", s.dataDir, "--controller-manager-arg=--no-such-flag")

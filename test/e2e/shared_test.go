@@ -89,7 +89,7 @@ func sharedStackOf(t *testing.T, members int) *stack {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	inLane(t)
+	inLane(t, laneSharedStack)
 	sh := takeShared(members)
 	if sh == nil {
 		dir, err := os.MkdirTemp("", "flotilla-e2e-shared")

@@ -37,7 +37,7 @@ func newStack(t *testing.T) *stack {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	inLane(t)
+	inLane(t, laneOwnStack)
 	s := &stack{t: t, dataDir: t.TempDir()}
 	t.Cleanup(func() {
 		s.flotilla("down", "--data-dir", s.dataDir)

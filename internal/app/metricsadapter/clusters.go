@@ -55,6 +55,8 @@ type clusterSet struct {
 
 	mu      sync.Mutex
 	members map[string]*member
+	// left logs the members left out of the answers (once each).
+	left leftOut
 }
 
 func newClusterSet(reader client.Reader, timeout time.Duration) *clusterSet {

@@ -117,13 +117,13 @@ type answer[T any] struct {
 // values of those that answered and the errors of the others. A failure
 // other than NotFound (the member has no such metric or object) is logged:
 // that member is left out of the answer.
-func ask[T any](names []string, what string, query func(ctx context.Context, cluster string) (T, error)) (map[string]T, map[string]error) {
-	res := run(names, what, func(ctx context.Context, c string) (answer[T], error) {
+func ask[T any](left *leftOut, names []string, what string, query func(ctx context.Context, cluster string) (T, error)) (map[string]T, map[string]error) {
+	res := run(left, names, what, func(ctx context.Context, c string) (answer[T], error) {
 		v, err := query(ctx, c)
 		if err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
-			members.failed(c, what, err)
+			left.failed(c, what, err)
 		} else {
-			members.answered(c)
+			left.answered(c)
 		}
 		return answer[T]{v: v, err: err}, nil
 	}, false)
@@ -152,7 +152,7 @@ func (p *customMetrics) GetMetricByName(ctx context.Context, name types.Namespac
 			names = []string{c.(*metav1.PartialObjectMetadata).Annotations[QueryFromClusterAnnotation]}
 		}
 	}
-	vals, errs := ask(names, "custom metric "+info.Metric, func(_ context.Context, c string) (*cmv1beta2.MetricValue, error) {
+	vals, errs := ask(&p.clusters.left, names, "custom metric "+info.Metric, func(_ context.Context, c string) (*cmv1beta2.MetricValue, error) {
 		gk, err := kind(ms[c], info.GroupResource)
 		if err != nil {
 			return nil, err
@@ -195,7 +195,7 @@ func (p *customMetrics) GetMetricBySelector(ctx context.Context, namespace strin
 			return &custom_metrics.MetricValueList{}, nil
 		}
 	}
-	vals, errs := ask(names, "custom metric "+info.Metric, func(_ context.Context, c string) (*cmv1beta2.MetricValueList, error) {
+	vals, errs := ask(&p.clusters.left, names, "custom metric "+info.Metric, func(_ context.Context, c string) (*cmv1beta2.MetricValueList, error) {
 		gk, err := kind(ms[c], info.GroupResource)
 		if err != nil {
 			return nil, err
@@ -271,7 +271,7 @@ func (p *customMetrics) ListAllMetrics() []provider.CustomMetricInfo {
 // members' series of the metric put together, each member's in its order.
 func (p *customMetrics) GetExternalMetric(ctx context.Context, namespace string, metricSelector labels.Selector, info provider.ExternalMetricInfo) (*external_metrics.ExternalMetricValueList, error) {
 	ms, names := p.members(ctx)
-	vals, errs := ask(names, "external metric "+info.Metric, func(_ context.Context, c string) (*emv1beta1.ExternalMetricValueList, error) {
+	vals, errs := ask(&p.clusters.left, names, "external metric "+info.Metric, func(_ context.Context, c string) (*emv1beta1.ExternalMetricValueList, error) {
 		return ms[c].external.NamespacedMetrics(namespace).List(info.Metric, metricSelector)
 	})
 	if len(vals) == 0 {

@@ -41,7 +41,7 @@ func TestMergeByObjectSumsAnObjectSeveralMembersReport(t *testing.T) {
 }
 
 func TestFanOutLeavesOutFailingMembers(t *testing.T) {
-	got := fanOut([]string{"ok", "broken"}, "test", func(_ context.Context, c string) (int, error) {
+	got := fanOut(&leftOut{}, []string{"ok", "broken"}, "test", func(_ context.Context, c string) (int, error) {
 		if c == "broken" {
 			return 0, errors.New("connection refused")
 		}
@@ -54,7 +54,7 @@ func TestFanOutLeavesOutFailingMembers(t *testing.T) {
 
 func TestAskKeepsNotFoundAsAnAnswerAndPrefersRealErrors(t *testing.T) {
 	nf := apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "x")
-	vals, errs := ask([]string{"a", "b", "c"}, "test", func(_ context.Context, c string) (int, error) {
+	vals, errs := ask(&leftOut{}, []string{"a", "b", "c"}, "test", func(_ context.Context, c string) (int, error) {
 		switch c {
 		case "a":
 			return 0, nf

@@ -148,18 +148,21 @@ var _ corelisters.NodeLister = nodeLister{}
 // cluster was left out of the adapter's answers, and once that it answers
 // again: a member that lacks an API or cannot be reached would otherwise
 // log on every sync of every FederatedHPA.
+//
+// The zero value is ready to use; each clusterSet has one.
 type leftOut struct {
 	mu  sync.Mutex
 	out map[string]string // cluster -> the query it was first left out of
 }
-
-var members = &leftOut{out: map[string]string{}}
 
 // failed records that cluster did not answer query.
 func (l *leftOut) failed(cluster, query string, err error) {
 	l.mu.Lock()
 	_, known := l.out[cluster]
 	if !known {
+		if l.out == nil {
+			l.out = map[string]string{}
+		}
 		l.out[cluster] = query
 	}
 	l.mu.Unlock()
@@ -183,13 +186,13 @@ func (l *leftOut) answered(cluster string) {
 // the answers of those that answered. A cluster that fails or passes the
 // timeout is left out and logged (once, see leftOut); so is a member that
 // does not serve the API (NotFound counts as an answer: query decides).
-func fanOut[T any](clusters []string, what string, query func(ctx context.Context, cluster string) (T, error)) map[string]T {
-	return run(clusters, what, query, true)
+func fanOut[T any](left *leftOut, clusters []string, what string, query func(ctx context.Context, cluster string) (T, error)) map[string]T {
+	return run(left, clusters, what, query, true)
 }
 
-// run is fanOut; track says whether the answers are noted in members (ask
+// run is fanOut; track says whether the answers are noted in left (ask
 // notes them itself: its query always answers, with the error inside).
-func run[T any](clusters []string, what string, query func(ctx context.Context, cluster string) (T, error), track bool) map[string]T {
+func run[T any](left *leftOut, clusters []string, what string, query func(ctx context.Context, cluster string) (T, error), track bool) map[string]T {
 	var mu sync.Mutex
 	out := make(map[string]T, len(clusters))
 	var wg sync.WaitGroup
@@ -200,12 +203,12 @@ func run[T any](clusters []string, what string, query func(ctx context.Context, 
 			v, err := query(context.Background(), c)
 			if err != nil {
 				if track {
-					members.failed(c, what, err)
+					left.failed(c, what, err)
 				}
 				return
 			}
 			if track {
-				members.answered(c)
+				left.answered(c)
 			}
 			mu.Lock()
 			out[c] = v
@@ -242,7 +245,7 @@ func (r *resourceMetrics) GetPodMetrics(pods ...*metav1.PartialObjectMetadata) (
 		w.names[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = true
 	}
 	members := r.clusters.readyByName(context.Background())
-	answers := fanOut(clusters, "pod metrics", func(ctx context.Context, c string) ([]metrics.PodMetrics, error) {
+	answers := fanOut(&r.clusters.left, clusters, "pod metrics", func(ctx context.Context, c string) ([]metrics.PodMetrics, error) {
 		m, ok := members[c]
 		if !ok {
 			return nil, fmt.Errorf("cluster is gone or not Ready")
@@ -301,7 +304,7 @@ func (r *resourceMetrics) GetNodeMetrics(nodes ...*corev1.Node) ([]metrics.NodeM
 		names[c][n.Name] = true
 	}
 	members := r.clusters.readyByName(context.Background())
-	answers := fanOut(clusters, "node metrics", func(ctx context.Context, c string) ([]metrics.NodeMetrics, error) {
+	answers := fanOut(&r.clusters.left, clusters, "node metrics", func(ctx context.Context, c string) ([]metrics.NodeMetrics, error) {
 		m, ok := members[c]
 		if !ok {
 			return nil, fmt.Errorf("cluster is gone or not Ready")
