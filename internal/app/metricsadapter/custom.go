@@ -3,6 +3,7 @@ package metricsadapter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,12 +11,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/metrics/pkg/apis/custom_metrics"
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	"k8s.io/metrics/pkg/apis/external_metrics"
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	"sigs.k8s.io/custom-metrics-apiserver/pkg/provider"
+
+	"github.com/flotilla-io/flotilla/internal/core/hpa"
 )
 
 // customMetrics serves custom.metrics.k8s.io and external.metrics.k8s.io
@@ -24,7 +28,8 @@ import (
 //     give for objects of that name;
 //   - pods' metrics (by selector) are merged by pod, asking only the
 //     clusters that hold matching pods; a pod name in several clusters gets
-//     the sum;
+//     the sum, unless the selector names one cluster (hpa.QueryFromClusterLabel),
+//     as the FederatedHPA controller does for such pods;
 //   - other objects' metrics by selector are merged by object name, summed;
 //   - external metrics are the members' series put together (an HPA sums
 //     them, so a queue split over clusters counts whole).
@@ -187,13 +192,22 @@ func (p *customMetrics) GetMetricByName(ctx context.Context, name types.Namespac
 // GetMetricBySelector implements provider.CustomMetricsProvider: the
 // members' values merged by object name (summed where a name is in several
 // clusters), sorted by name.
+//
+// A selector requirement on hpa.QueryFromClusterLabel (`=` or `in`) names the members to
+// ask, and is removed from the selector they are asked with: the FederatedHPA controller asks
+// one cluster at a time when pods of two clusters share a name, which a merged answer could
+// not tell apart.
 func (p *customMetrics) GetMetricBySelector(ctx context.Context, namespace string, selector labels.Selector, info provider.CustomMetricInfo, metricSelector labels.Selector) (*custom_metrics.MetricValueList, error) {
 	ms, names := p.members(ctx)
+	selector, only, restricted := clustersNamed(selector)
 	if info.GroupResource == podsGR {
 		names = p.holding(ctx, namespace, selector)
-		if len(names) == 0 {
-			return &custom_metrics.MetricValueList{}, nil
-		}
+	}
+	if restricted {
+		names = slices.DeleteFunc(names, func(c string) bool { return !slices.Contains(only, c) })
+	}
+	if info.GroupResource == podsGR && len(names) == 0 {
+		return &custom_metrics.MetricValueList{}, nil
 	}
 	vals, errs := ask(&p.clusters.left, names, "custom metric "+info.Metric, func(_ context.Context, c string) (*cmv1beta2.MetricValueList, error) {
 		gk, err := kind(ms[c], info.GroupResource)
@@ -206,6 +220,30 @@ func (p *customMetrics) GetMetricBySelector(ctx context.Context, namespace strin
 		return nil, firstErr(errs, names, provider.NewMetricNotFoundError(info.GroupResource, info.Metric))
 	}
 	return mergeByObject(names, vals)
+}
+
+// clustersNamed splits selector into the clusters its hpa.QueryFromClusterLabel requirement
+// names (with `=`, `==` or `in`) and the selector without that requirement; restricted is
+// false, and selector returned as it is, when it has no such requirement.
+func clustersNamed(selector labels.Selector) (rest labels.Selector, clusters []string, restricted bool) {
+	reqs, selectable := selector.Requirements()
+	if !selectable {
+		return selector, nil, false
+	}
+	rest = labels.NewSelector()
+	for _, r := range reqs {
+		switch op := r.Operator(); {
+		case r.Key() == hpa.QueryFromClusterLabel && (op == selection.Equals || op == selection.DoubleEquals || op == selection.In):
+			clusters = append(clusters, r.Values().UnsortedList()...)
+			restricted = true
+		default:
+			rest = rest.Add(r)
+		}
+	}
+	if !restricted {
+		return selector, nil, false
+	}
+	return rest, clusters, true
 }
 
 // mergeByObject merges the members' lists (vals, by cluster, read in the

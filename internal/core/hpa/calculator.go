@@ -251,10 +251,11 @@ func (c *ReplicaCalculator) GetRawResourceReplicas(ctx context.Context, w Worklo
 
 // GetMetricReplicas proposes a replica count for a target average value per pod of the
 // custom metric metricName (a Pods metric), in milli-units, and returns the current average.
-// metricSelector narrows the metric's series (nil for all). Errors: the metric cannot be had,
+// metricSelector narrows the metric's series (nil for all). Pods that share a name across
+// clusters are asked for cluster by cluster (rawMetric). Errors: the metric cannot be had,
 // no pod or no ready pod's sample.
 func (c *ReplicaCalculator) GetMetricReplicas(w Workload, tolerances Tolerances, targetUsage int64, metricName string, metricSelector labels.Selector) (replicaCount int32, usage int64, timestamp time.Time, err error) {
-	metrics, timestamp, err := c.metrics.GetRawMetric(metricName, w.Namespace, w.Selector, metricSelector)
+	metrics, timestamp, err := c.rawMetric(metricName, w, metricSelector)
 	if err != nil {
 		return 0, 0, time.Time{}, fmt.Errorf("unable to get metric %s: %w", metricName, err)
 	}
