@@ -107,18 +107,22 @@ spec:
 		if milli == 0 {
 			t.Fatal("member1 reports no allocatable CPU")
 		}
-		s.mustApply(t, "", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+		// member1 preferred, member2 taking the overflow, replicas divided as division says.
+		overflowPolicy := func(name, division string) string {
+			return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
-metadata: {name: burst, namespace: fields}
+metadata: {name: %[1]s, namespace: fields}
 spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: burst}]
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s}]
   placement:
     clusterAffinities:
     - affinityName: idc
       clusterNames: [member1]
       overflowAffinities: [{affinityName: cloud, clusterNames: [member2]}]
-    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Aggregated}
----
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: %[2]s}
+`, name, division)
+		}
+		s.mustApply(t, "", overflowPolicy("burst", "Aggregated")+fmt.Sprintf(`---
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: burst, namespace: fields}
@@ -137,18 +141,7 @@ spec:
 		s.waitFor(t, "", "member2", "deploy", "burst", "-n", "fields", "-o", "name")
 
 		// Static weights cannot overflow: refused, naming the field.
-		out, err := s.apply(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: static, namespace: fields}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: static}]
-  placement:
-    clusterAffinities:
-    - affinityName: idc
-      clusterNames: [member1]
-      overflowAffinities: [{affinityName: cloud, clusterNames: [member2]}]
-    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
-`)
+		out, err := s.apply(overflowPolicy("static", "Weighted"))
 		if err == nil || !strings.Contains(out, "spec.placement.clusterAffinities[0].overflowAffinities: Forbidden: overflowAffinities can only be used together with dynamic weight or aggregated scheduling") {
 			t.Errorf("overflow with static weights: err %v, output %s; want a refusal naming the field", err, out)
 		}

@@ -38,3 +38,15 @@ func (f *Feed) Add(req reconcile.Request) {
 		q.Add(req)
 	}
 }
+
+// Len is how many requests the controller's queue has ready now; 0 until the controller
+// has started.
+func (f *Feed) Len() int {
+	f.mu.Lock()
+	q := f.queue
+	f.mu.Unlock()
+	if q == nil {
+		return 0
+	}
+	return q.Len()
+}

@@ -1,7 +1,6 @@
 package scheduling
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 )
 
 // Karmada's scheduling queue timings (its scheduler's defaults, not flags).
@@ -32,8 +32,9 @@ const (
 // an event queues them sooner. It reports them in scheduler_pending_bindings. Safe for
 // concurrent use.
 type queues struct {
+	// active is the controller's queue, captured when the controller starts (source).
+	active        queue.Feed
 	mu            sync.Mutex
-	queue         workqueue.TypedRateLimitingInterface[reconcile.Request]
 	backoff       map[reconcile.Request]struct{}
 	unschedulable map[reconcile.Request]struct{}
 }
@@ -45,14 +46,7 @@ func newQueues() *queues {
 }
 
 // source captures the controller's queue when the controller starts, for the active count.
-func (q *queues) source() source.Source {
-	return source.Func(func(_ context.Context, wq workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		q.mu.Lock()
-		q.queue = wq
-		q.mu.Unlock()
-		return nil
-	})
-}
+func (q *queues) source() source.Source { return q.active.Source() }
 
 // rateLimiter is the backoff queue's: per binding, InitialBackoff doubling up to MaxBackoff.
 func rateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
@@ -88,9 +82,5 @@ func (q *queues) settle(req reconcile.Request, res ctrl.Result, err error, unsch
 func (q *queues) pending() metrics.PendingBindings {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	p := metrics.PendingBindings{Backoff: len(q.backoff), Unschedulable: len(q.unschedulable)}
-	if q.queue != nil {
-		p.Active = q.queue.Len()
-	}
-	return p
+	return metrics.PendingBindings{Active: q.active.Len(), Backoff: len(q.backoff), Unschedulable: len(q.unschedulable)}
 }
