@@ -461,13 +461,20 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	// elsewhere remembers the members found held under another name: asked once each, not
+	// on every tick (it reads the member's cluster ID).
+	elsewhere := map[string]bool{}
 	for {
 		var notReady []string
 		for _, m := range s.Plan.Members() {
+			if elsewhere[m.Name] {
+				continue // a member under another name, not the stack's to wait for
+			}
 			c := &clusterv1alpha1.Cluster{}
 			err := cp.Get(ctx, client.ObjectKey{Name: m.Name}, c)
 			if apierrors.IsNotFound(err) && !m.Member.Pull && heldElsewhere(ctx, cp, s, m.Name) {
-				continue // a member under another name, not the stack's to wait for
+				elsewhere[m.Name] = true
+				continue
 			}
 			if err != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
 				notReady = append(notReady, m.Name)

@@ -47,6 +47,7 @@ control plane's API server, for a control plane Flotilla does not embed
   ` + controlplane.ValidatePath + `         the checks CEL cannot express (cron schedules, time zones, override values)
   ` + controlplane.MutateDefaultsPath + `  the defaults CRDs cannot express (a FederatedHPA's behavior)
   ` + controlplane.MutateClaimPath + `     a new template's claim by its PropagationPolicy, and a new policy's permanent id
+  ` + controlplane.MutateValidatePath + `  the checks of ` + controlplane.ValidatePath + ` before the API server's own, so one refusal names every error
 
 It is the same code as the built-in plugins. The serving certificate is read
 from --cert-dir (reloaded when it changes). Metrics are served on
@@ -111,6 +112,7 @@ func (o *webhookOptions) run(cmd *cobra.Command) error {
 	server.Register(controlplane.ValidatePath, admissionwebhook.Handler(validation.New()))
 	server.Register(controlplane.MutateDefaultsPath, admissionwebhook.Handler(defaulting.New()))
 	server.Register(controlplane.MutateClaimPath, admissionwebhook.Handler(claim))
+	server.Register(controlplane.MutateValidatePath, admissionwebhook.Handler(validation.New()))
 	if o.healthAddr != "0" && o.healthAddr != "" {
 		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 			return err
@@ -119,7 +121,7 @@ func (o *webhookOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "serving webhooks on https://%s:%d (%s, %s, %s)\n", o.bindAddress, o.securePort,
-		controlplane.ValidatePath, controlplane.MutateDefaultsPath, controlplane.MutateClaimPath)
+	fmt.Fprintf(cmd.ErrOrStderr(), "serving webhooks on https://%s:%d (%s, %s, %s, %s)\n", o.bindAddress, o.securePort,
+		controlplane.ValidatePath, controlplane.MutateDefaultsPath, controlplane.MutateClaimPath, controlplane.MutateValidatePath)
 	return mgr.Start(ctx)
 }

@@ -48,6 +48,9 @@ const (
 	ValidatePath       = "/validate"
 	MutateDefaultsPath = "/mutate-defaults"
 	MutateClaimPath    = "/mutate-claim"
+	// MutateValidatePath is FlotillaValidation in the mutating phase, before the API
+	// server's schema and CEL checks, so that one refusal names every error.
+	MutateValidatePath = "/mutate-validate"
 )
 
 // WebhookConfigurationName names both the ValidatingWebhookConfiguration and
@@ -391,6 +394,16 @@ func webhookConfigurations(t *WebhookTarget) []client.Object {
 					Expression: `!(request.resource.group in ['coordination.k8s.io', 'events.k8s.io', 'authentication.k8s.io', 'authorization.k8s.io', 'certificates.k8s.io', 'work.karmada.io', 'search.karmada.io']) && !(request.resource.group == '' && request.resource.resource in ['events', 'namespaces'])`,
 				}},
 				FailurePolicy: ignore, SideEffects: none, AdmissionReviewVersions: versions, TimeoutSeconds: ptr.To[int32](3),
+				ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+			}, {
+				// FlotillaValidation once more, in the mutating phase, which
+				// comes before the API server checks the CRD's schema and CEL
+				// rules: a refusal here names those errors too, so one apply
+				// shows every error of the object, as on the embedded control
+				// plane. It changes nothing; the validating webhook above
+				// stays the authoritative check, after every mutation.
+				Name: "early.validation.flotilla.io", ClientConfig: cc(MutateValidatePath), Rules: rules(validation.Resources(), createUpdate...),
+				FailurePolicy: fail, SideEffects: none, AdmissionReviewVersions: versions, TimeoutSeconds: ptr.To[int32](10),
 				ReinvocationPolicy: ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
 			}}},
 	}
