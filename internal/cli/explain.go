@@ -138,7 +138,8 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 		}
 	}
 	if !bound {
-		fmt.Fprintf(w, "  Binding:    none yet (%s is claimed; the detector has not made its binding)\n", bname)
+		fmt.Fprintf(w, "  Binding:    none yet (the template is claimed; the detector has not made its binding %s)\n", bname)
+		printWarnings(ctx, w, cl, namespace, kind, name, bname)
 		return nil
 	}
 	bkind := "ClusterResourceBinding"
@@ -176,6 +177,26 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 		for i := range clusters.Items {
 			in.Clusters = append(in.Clusters, &clusters.Items[i])
 		}
+		groups, _ := scheduler.Groups(in)
+		groupOf := map[string]int{}
+		if len(groups) > 0 {
+			parts := make([]string, 0, len(groups))
+			for i, g := range groups {
+				for _, c := range g.Clusters {
+					groupOf[c] = i
+				}
+				label := g.Name + " (preferred)"
+				if g.Overflow {
+					label = g.Name + " (overflow)"
+				}
+				members := strings.Join(g.Clusters, ", ")
+				if members == "" {
+					members = "no cluster"
+				}
+				parts = append(parts, label+": "+members)
+			}
+			fmt.Fprintf(w, "  Groups:     %s; replicas fill them in this order and leave the last first\n", strings.Join(parts, "; "))
+		}
 		if rejections, err := scheduler.Rejections(in); err == nil {
 			rejected := map[string]bool{}
 			for _, r := range rejections {
@@ -183,14 +204,23 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 				fmt.Fprintf(w, "  Not chosen: %s: %s\n", r.Cluster, r.Reason)
 			}
 			placedOn := map[string]bool{}
+			lastUsed := -1
 			for _, tc := range spec.Clusters {
 				placedOn[tc.Name] = true
+				if i, ok := groupOf[tc.Name]; ok {
+					lastUsed = max(lastUsed, i)
+				}
 			}
 			if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled); c != nil && c.Status == metav1.ConditionTrue {
 				for _, cluster := range clusters.Items {
-					if !rejected[cluster.Name] && !placedOn[cluster.Name] {
-						fmt.Fprintf(w, "  Not chosen: %s: it fits, but %s\n", cluster.Name, whyFitButNotChosen(spec))
+					if rejected[cluster.Name] || placedOn[cluster.Name] {
+						continue
 					}
+					why := whyFitButNotChosen(spec)
+					if i, ok := groupOf[cluster.Name]; ok && i > lastUsed {
+						why = fmt.Sprintf("it is in overflow group %s, which takes replicas only once the groups before it are full", groups[i].Name)
+					}
+					fmt.Fprintf(w, "  Not chosen: %s: it passes the filters, but %s\n", cluster.Name, why)
 				}
 			}
 		}
@@ -222,28 +252,34 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 		}
 	}
 
-	// Recent warnings about the template and its binding.
+	printWarnings(ctx, w, cl, namespace, kind, name, bname)
+	return nil
+}
+
+// printWarnings prints the five most recent Warning events about the template (kind, name)
+// and its binding bname in namespace, newest first.
+func printWarnings(ctx context.Context, w io.Writer, cl client.Client, namespace, kind, name, bname string) {
 	events := &corev1.EventList{}
-	if err := cl.List(ctx, events, client.InNamespace(namespace)); err == nil {
-		var lines []string
-		sort.Slice(events.Items, func(i, j int) bool { return eventTime(&events.Items[i]).After(eventTime(&events.Items[j])) })
-		for _, e := range events.Items {
-			if e.Type != corev1.EventTypeWarning {
-				continue
-			}
-			if (e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name) || e.InvolvedObject.Name == bname {
-				lines = append(lines, fmt.Sprintf("  Warning:    %s ago, %s %s: %s",
-					duration.HumanDuration(time.Since(eventTime(&e))), e.InvolvedObject.Kind, e.Reason, e.Message))
-			}
-			if len(lines) == 5 {
-				break
-			}
+	if err := cl.List(ctx, events, client.InNamespace(namespace)); err != nil {
+		return
+	}
+	var lines []string
+	sort.Slice(events.Items, func(i, j int) bool { return eventTime(&events.Items[i]).After(eventTime(&events.Items[j])) })
+	for _, e := range events.Items {
+		if e.Type != corev1.EventTypeWarning {
+			continue
 		}
-		for _, l := range lines {
-			fmt.Fprintln(w, l)
+		if (e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name) || e.InvolvedObject.Name == bname {
+			lines = append(lines, fmt.Sprintf("  Warning:    %s ago, %s %s: %s",
+				duration.HumanDuration(time.Since(eventTime(&e))), e.InvolvedObject.Kind, e.Reason, e.Message))
+		}
+		if len(lines) == 5 {
+			break
 		}
 	}
-	return nil
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
 }
 
 func eventTime(e *corev1.Event) time.Time {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -98,15 +99,13 @@ spec:
 	})
 
 	t.Run("overflowAffinities: member1 fills up first, member2 takes the rest and gives it back first", func(t *testing.T) {
-		// Each replica asks for a quarter of member1's CPU: member1 takes 4.
-		var milli int64
-		for _, cpu := range strings.Fields(s.get("member1", "nodes", "-o", "jsonpath={.items[*].status.allocatable.cpu}")) {
-			q := resource.MustParse(cpu)
-			milli += q.MilliValue()
+		// Each replica asks for half a node's CPU: member1's nodes take two each.
+		nodeCPU := strings.Fields(s.get("member1", "nodes", "-o", "jsonpath={.items[*].status.allocatable.cpu}"))
+		if len(nodeCPU) == 0 {
+			t.Fatal("member1 reports no nodes")
 		}
-		if milli == 0 {
-			t.Fatal("member1 reports no allocatable CPU")
-		}
+		q := resource.MustParse(nodeCPU[0])
+		milli, fits := q.MilliValue()/2, 2*len(nodeCPU)
 		// member1 preferred, member2 taking the overflow, replicas divided as division says.
 		overflowPolicy := func(name, division string) string {
 			return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
@@ -127,18 +126,37 @@ apiVersion: apps/v1
 kind: Deployment
 metadata: {name: burst, namespace: fields}
 spec:
-  replicas: 8
+  replicas: %d
   selector: {matchLabels: {app: burst}}
   template:
     metadata: {labels: {app: burst}}
     spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: %dm}}}]}
-`, milli/4))
+`, fits+4, milli))
 		clusters := `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`
-		s.waitFor(t, "member1=4 member2=4", "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		s.waitFor(t, fmt.Sprintf("member1=%d member2=4", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
 		s.waitFor(t, "4", "member2", "deploy", "burst", "-n", "fields", "-o", "jsonpath={.spec.replicas}")
-		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", "4")
-		s.waitFor(t, "member1=4", "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		// Once member1's Cluster counts its pods (the estimate reads the
+		// Cluster's resourceSummary, refreshed every few seconds), scaling in
+		// takes member2's replicas first.
+		s.waitFor(t, fmt.Sprint(fits), "member1", "deploy", "burst", "-n", "fields", "-o", "jsonpath={.status.readyReplicas}")
+		eventually(t, 2*time.Minute, "member1's Cluster to count burst's pods as allocated", func() (bool, string) {
+			got := s.get("", "cluster", "member1", "-o", "jsonpath={.status.resourceSummary.allocated.cpu}")
+			q, err := resource.ParseQuantity(got)
+			return err == nil && q.MilliValue() >= int64(fits)*milli, got
+		})
+		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", fmt.Sprint(fits+2))
+		s.waitFor(t, fmt.Sprintf("member1=%d member2=2", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", fmt.Sprint(fits))
+		s.waitFor(t, fmt.Sprintf("member1=%d", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
 		s.waitFor(t, "", "member2", "deploy", "burst", "-n", "fields", "-o", "name")
+		s.waitFor(t, fmt.Sprint(fits), "member1", "deploy", "burst", "-n", "fields", "-o", "jsonpath={.status.readyReplicas}")
+		explained := s.flotilla("explain", "deployment", "burst", "-n", "fields", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config"))
+		for _, want := range []string{"Groups:     idc (preferred): member1; cloud (overflow): member2",
+			"member2: it passes the filters, but it is in overflow group cloud, which takes replicas only once the groups before it are full"} {
+			if !strings.Contains(explained, want) {
+				t.Errorf("flotilla explain does not say %q:\n%s", want, explained)
+			}
+		}
 
 		// Static weights cannot overflow: refused, naming the field.
 		out, err := s.apply(overflowPolicy("static", "Weighted"))

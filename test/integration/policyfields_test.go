@@ -188,7 +188,7 @@ var schedulePriorityCases = []integrationCase{
 			p.Spec.SchedulePriority = &policyv1alpha1.SchedulePriority{PriorityClassSource: policyv1alpha1.KubePriorityClass, PriorityClassName: class}
 			e.create(e.controlPlane, p)
 			e.create(e.controlPlane, e.deployment("web", 1))
-			e.waitEvent("web", "ApplyPolicyFailed", "the PriorityClass "+class+" that "+e.ns+"/web names in spec.schedulePriority.priorityClassName does not exist")
+			e.waitEvent("web", "ApplyPolicyFailed", "the PriorityClass "+class+" that PropagationPolicy "+e.ns+"/web names in spec.schedulePriority.priorityClassName does not exist")
 			pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: class}, Value: 1000}
 			e.createClusterScoped(pc)
 			waitFor(e, e.controlPlane, &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "web-deployment"}},

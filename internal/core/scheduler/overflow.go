@@ -113,3 +113,46 @@ func (p *problem) divideByTier(selected []*candidate) ([]workv1alpha2.TargetClus
 
 // overflowTerm is what affinityTerm keeps of a term's overflowAffinities.
 type overflowTerm = policyv1alpha1.OverflowClusterAffinityTerm
+
+// Group is one group of a clusterAffinities term with overflowAffinities: the term's own
+// (the preferred group) or one of its overflow groups, with the clusters that belong to it.
+type Group struct {
+	// Name is the term's affinityName for the preferred group, else the overflow entry's.
+	Name string
+	// Overflow is false for the preferred group.
+	Overflow bool
+	// Clusters are the known clusters that belong to the group (their first match), by name.
+	Clusters []string
+}
+
+// Groups returns the groups of in's current clusterAffinities term (the one
+// in.ObservedAffinityName names, else the first) in the order replicas fill them, for
+// `flotilla explain`; nil when that term has no overflowAffinities. Errors: a placement
+// that cannot be evaluated.
+func Groups(in Input) ([]Group, error) {
+	p, err := newProblem(in)
+	if err != nil {
+		return nil, err
+	}
+	terms := affinityTerms(p.placement)
+	term := terms[max(slices.IndexFunc(terms, func(t affinityTerm) bool {
+		return t.name != "" && t.name == in.ObservedAffinityName
+	}), 0)]
+	if len(term.overflow) == 0 {
+		return nil, nil
+	}
+	t, err := term.compile()
+	if err != nil {
+		return nil, err
+	}
+	groups := []Group{{Name: term.name}}
+	for _, o := range term.overflow {
+		groups = append(groups, Group{Name: o.AffinityName, Overflow: true})
+	}
+	for _, c := range p.clusters {
+		if i := t.of(c); i >= 0 {
+			groups[i].Clusters = append(groups[i].Clusters, c.Name)
+		}
+	}
+	return groups, nil
+}

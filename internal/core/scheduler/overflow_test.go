@@ -131,3 +131,26 @@ func TestOverflowAffinities(t *testing.T) {
 		})
 	}
 }
+
+func TestGroupsNameEachClustersFirstGroup(t *testing.T) {
+	in := Input{Placement: &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{{
+		AffinityName:    "idc",
+		ClusterAffinity: *names("member1"),
+		OverflowAffinities: []policyv1alpha1.OverflowClusterAffinityTerm{
+			{AffinityName: "cloud", ClusterAffinity: *names("member1", "member2")},
+			{AffinityName: "any"},
+		},
+	}}}, Clusters: clusters(cluster("member3"), cluster("member1"), cluster("member2"))}
+	got, err := Groups(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Group{{Name: "idc", Clusters: []string{"member1"}}, {Name: "cloud", Overflow: true, Clusters: []string{"member2"}}, {Name: "any", Overflow: true, Clusters: []string{"member3"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	in.Placement.ClusterAffinities[0].OverflowAffinities = nil
+	if got, _ := Groups(in); got != nil {
+		t.Errorf("a term without overflow: %v, want nil", got)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -593,9 +594,13 @@ func apiEnablements(m *registry.Member) ([]clusterv1alpha1.APIEnablement, error)
 	return out, err
 }
 
-// summarize fills nodeSummary and resourceSummary: allocatable sums Ready
-// nodes, allocated sums the requests of pods that are bound and not
-// finished, plus one "pods" per such pod.
+// summarize fills nodeSummary and resourceSummary as Karmada's cluster
+// status controller does: allocatable sums Ready nodes; allocated sums the
+// requests of pods that are bound to a node and not finished, allocating
+// those of pods still waiting for one (pending: the scheduler's capacity
+// estimate subtracts both), each with one "pods" per such pod. A pod's
+// requests count its init containers and overhead as the kube-scheduler
+// does (resourcehelper.PodRequests).
 func summarize(ctx context.Context, m *registry.Member, status *clusterv1alpha1.ClusterStatus) error {
 	nodes, err := m.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
@@ -614,24 +619,28 @@ func summarize(ctx context.Context, m *registry.Member, status *clusterv1alpha1.
 	if err != nil {
 		return fmt.Errorf("list pods of cluster %s: %w", m.Name, err)
 	}
-	allocated := corev1.ResourceList{}
-	count := int64(0)
-	for _, p := range pods.Items {
+	allocated, allocating := corev1.ResourceList{}, corev1.ResourceList{}
+	bound, pending := int64(0), int64(0)
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		requests := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
 		if p.Spec.NodeName == "" {
+			pending++
+			addTo(allocating, requests)
 			continue
 		}
-		count++
-		for _, c := range p.Spec.Containers {
-			addTo(allocated, c.Resources.Requests)
-		}
+		bound++
+		addTo(allocated, requests)
 	}
-	allocated[corev1.ResourcePods] = *resource.NewQuantity(count, resource.DecimalSI)
+	allocated[corev1.ResourcePods] = *resource.NewQuantity(bound, resource.DecimalSI)
+	allocating[corev1.ResourcePods] = *resource.NewQuantity(pending, resource.DecimalSI)
 	status.NodeSummary = ns
 	if status.ResourceSummary == nil {
 		status.ResourceSummary = &clusterv1alpha1.ResourceSummary{}
 	}
 	status.ResourceSummary.Allocatable = allocatable
 	status.ResourceSummary.Allocated = allocated
+	status.ResourceSummary.Allocating = allocating
 	return nil
 }
 

@@ -47,7 +47,7 @@ func (d *Detector) missingOverrides(ctx context.Context, p *policy) ([]string, e
 // dependent overrides do not all exist.
 func errWaitingForOverrides(p *policy, missing []string) error {
 	return fmt.Errorf("waiting for dependent overrides of %s: %s does not exist yet (spec.dependentOverrides); the policy applies once it is created",
-		policyRef(p.obj), strings.Join(missing, ", "))
+		policyKindRef(p.obj), strings.Join(missing, ", "))
 }
 
 // watchOverrides wakes the templates of the policies that wait for an

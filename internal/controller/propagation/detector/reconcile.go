@@ -157,6 +157,15 @@ func policyRef(p client.Object) string {
 	return p.GetNamespace() + "/" + p.GetName()
 }
 
+// policyKindRef is policyRef with the policy's kind in front, for messages that name a
+// policy to a user: "PropagationPolicy ns/name" or "ClusterPropagationPolicy name".
+func policyKindRef(p client.Object) string {
+	if p.GetNamespace() == "" {
+		return "ClusterPropagationPolicy " + p.GetName()
+	}
+	return "PropagationPolicy " + policyRef(p)
+}
+
 // errBindingCacheLag means the binding exists although the cache does not
 // have it yet; the template is reconciled again once it has, so that what
 // this reconcile wanted to write is not dropped.

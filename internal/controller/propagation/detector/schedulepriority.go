@@ -26,12 +26,12 @@ func (d *Detector) schedulePriority(ctx context.Context, p *policy) (*workv1alph
 		return nil, nil
 	}
 	if sp.PriorityClassSource != policyv1alpha1.KubePriorityClass {
-		return nil, fmt.Errorf("%s: schedulePriority.priorityClassSource %s is not supported; use KubePriorityClass", policyRef(p.obj), sp.PriorityClassSource)
+		return nil, fmt.Errorf("%s: schedulePriority.priorityClassSource %s is not supported; use KubePriorityClass", policyKindRef(p.obj), sp.PriorityClassSource)
 	}
 	pc := &schedulingv1.PriorityClass{}
 	err := d.Client.Get(ctx, client.ObjectKey{Name: sp.PriorityClassName}, pc)
 	if apierrors.IsNotFound(err) {
-		return nil, &missingPriorityClassError{policy: policyRef(p.obj), name: sp.PriorityClassName}
+		return nil, &missingPriorityClassError{policy: policyKindRef(p.obj), name: sp.PriorityClassName}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get PriorityClass %s: %w", sp.PriorityClassName, err)

@@ -84,3 +84,14 @@ func (q *queues) pending() metrics.PendingBindings {
 	defer q.mu.Unlock()
 	return metrics.PendingBindings{Active: q.active.Len(), Backoff: len(q.backoff), Unschedulable: len(q.unschedulable)}
 }
+
+// unschedulableRequests are the bindings in the unschedulable queue now.
+func (q *queues) unschedulableRequests() []reconcile.Request {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]reconcile.Request, 0, len(q.unschedulable))
+	for req := range q.unschedulable {
+		out = append(out, req)
+	}
+	return out
+}

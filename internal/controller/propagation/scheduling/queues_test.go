@@ -63,6 +63,9 @@ func TestQueuesFileAttemptsAsKarmadasScheduler(t *testing.T) {
 	if got, want := q.pending(), (metrics.PendingBindings{Backoff: 1, Unschedulable: 1}); got != want {
 		t.Errorf("pending %+v, want %+v", got, want)
 	}
+	if got := q.unschedulableRequests(); len(got) != 1 || got[0] != req("nofit") {
+		t.Errorf("unschedulable requests %v, want nofit only", got)
+	}
 	q.taken(req("failed"))
 	q.taken(req("nofit"))
 	if got := q.pending(); got != (metrics.PendingBindings{}) {

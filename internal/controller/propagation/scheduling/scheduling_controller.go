@@ -90,6 +90,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 				o, n := e.ObjectOld.(*clusterv1alpha1.Cluster), e.ObjectNew.(*clusterv1alpha1.Cluster)
 				if !feasibilityChanged(o, n) {
+					// Beyond Karmada, whose unschedulable bindings wait up to 5
+					// minutes whatever the clusters do: new free resources try
+					// the bindings that found no room at once.
+					if !equality.Semantic.DeepEqual(o.Status.ResourceSummary, n.Status.ResourceSummary) {
+						for _, req := range r.queues.unschedulableRequests() {
+							q.Add(req)
+						}
+					}
 					return
 				}
 				if ready(o) && !ready(n) {
@@ -211,7 +219,7 @@ func (q countedQueue) Add(r reconcile.Request) {
 //
 // As in Karmada, a binding whose attempt returns an error is tried again after a back-off
 // (1 s doubling to 10 s), and one that finds no placement after at most 5 minutes, or as
-// soon as it or a cluster changes (see queues).
+// soon as it or a cluster changes, a cluster's free resources included (see queues).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	unschedulable := false
 	if r.queues != nil {
