@@ -135,9 +135,7 @@ func Groups(in Input) ([]Group, error) {
 		return nil, err
 	}
 	terms := affinityTerms(p.placement)
-	term := terms[max(slices.IndexFunc(terms, func(t affinityTerm) bool {
-		return t.name != "" && t.name == in.ObservedAffinityName
-	}), 0)]
+	term := terms[currentTerm(terms, in.ObservedAffinityName)]
 	if len(term.overflow) == 0 {
 		return nil, nil
 	}

@@ -145,11 +145,8 @@ func Decide(in Input) (Decision, error) {
 		return Decision{}, err
 	}
 	terms := affinityTerms(p.placement)
-	start := slices.IndexFunc(terms, func(t affinityTerm) bool {
-		return t.name != "" && t.name == in.ObservedAffinityName
-	})
 	var lastErr error
-	for _, term := range terms[max(start, 0):] {
+	for _, term := range terms[currentTerm(terms, in.ObservedAffinityName):] {
 		clusters, err := p.scheduleTerm(term)
 		if err == nil {
 			return Decision{Clusters: clusters, AffinityName: term.name}, nil
@@ -294,6 +291,12 @@ func affinityTerms(placement *policyv1alpha1.Placement) []affinityTerm {
 	return terms
 }
 
+// currentTerm is the index of the term named observed (the binding's
+// status.schedulerObservingAffinityName), or 0 when none is: where scheduling starts.
+func currentTerm(terms []affinityTerm, observed string) int {
+	return max(slices.IndexFunc(terms, func(t affinityTerm) bool { return t.name != "" && t.name == observed }), 0)
+}
+
 // targetClusters turns cluster→replicas into a name-sorted result, dropping clusters with no
 // replicas unless keepZero is set.
 func targetClusters(replicas map[string]int32, keepZero bool) []workv1alpha2.TargetCluster {
@@ -318,10 +321,7 @@ func Rejections(in Input) ([]Rejection, error) {
 		return nil, err
 	}
 	terms := affinityTerms(p.placement)
-	i := max(slices.IndexFunc(terms, func(t affinityTerm) bool {
-		return t.name != "" && t.name == in.ObservedAffinityName
-	}), 0)
-	tiers, err := terms[i].compile()
+	tiers, err := terms[currentTerm(terms, in.ObservedAffinityName)].compile()
 	if err != nil {
 		return nil, err
 	}
