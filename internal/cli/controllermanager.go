@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/fastpath"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
@@ -54,6 +55,10 @@ func (f *managerFlags) add(cmd *cobra.Command, what, healthAddr string) {
 	fl.StringVar(&f.opts.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
 	fl.StringVar(&f.opts.HealthAddr, "health-probe-bind-address", healthAddr, "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
 	f.logs = addLoggingFlags(fl)
+	fl.BoolVar(&f.opts.EnableSchedulerEstimator, "enable-scheduler-estimator", false,
+		"cap each member's estimated room by fitting replicas onto its real nodes (requests, node selectors, affinity, taints), from informers on the members' nodes and pods: Karmada's karmada-scheduler-estimator, in the process")
+	fl.DurationVar(&f.opts.SchedulerEstimatorTimeout, "scheduler-estimator-timeout", scheduling.DefaultEstimatorTimeout,
+		"how long the node-level estimator waits for a member's nodes and pods to be listed; a member not listed in time is estimated from its resource summary alone")
 	// Karmada's --feature-gates, on component-base's feature gate.
 	gates := features.New()
 	gates.AddFlag(fl)

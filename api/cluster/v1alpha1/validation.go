@@ -20,7 +20,9 @@ import (
 //     letters, digits, '-', '_' and '.', starting and ending with a letter or digit), since
 //     policies' fieldSelectors match them as such;
 //   - each taint has a label key (qualified name), a label value and the effect NoSchedule,
-//     PreferNoSchedule or NoExecute, and no two taints share a key and effect.
+//     PreferNoSchedule or NoExecute, and no two taints share a key and effect;
+//   - resourceModels, when set, are grades with unique numbers that bound the same resources
+//     with contiguous, non-overlapping ranges (validateResourceModels).
 //
 // Errors carry field paths rooted at "spec"; an empty list means the spec is valid.
 func ValidateClusterSpec(spec *ClusterSpec) field.ErrorList {
@@ -49,6 +51,7 @@ func ValidateClusterSpec(spec *ClusterSpec) field.ErrorList {
 		errs = append(errs, labelValue(z, specPath.Child("zones").Index(i))...)
 	}
 	errs = append(errs, validateTaints(spec.Taints, specPath.Child("taints"))...)
+	errs = append(errs, validateResourceModels(spec.ResourceModels, specPath.Child("resourceModels"))...)
 	return errs
 }
 

@@ -5,7 +5,9 @@
 // (federatedhpa.SetDefaults; a behavior without selectPolicy gets Max, Karmada issue 4085);
 // minReplicas 1 and absent metrics are the CRD's own defaults. A PropagationPolicy's or
 // ClusterPropagationPolicy's: one that selects a ServiceImport gets propagateDeps true, as
-// Karmada's policy webhook sets it.
+// Karmada's policy webhook sets it. A Cluster's: no spec.resourceModels become Karmada's nine
+// default grades, and models given are sorted by grade with the first mins at 0 and the last
+// maxes at math.MaxInt64 (CustomizedClusterResourceModeling; Karmada's API server does this).
 //
 // The same defaulting runs in two places:
 //   - as the mutating admission plugin PluginName inside the control plane's kube-apiserver
@@ -31,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/core/hpa"
 	"github.com/flotilla-io/flotilla/internal/model/mcs"
@@ -54,6 +57,11 @@ var Kinds = []Kind{
 	{Resource: autoscalingv1alpha1.SchemeGroupVersion.WithResource("federatedhpas").GroupResource(),
 		New:     func() client.Object { return &autoscalingv1alpha1.FederatedHPA{} },
 		Default: func(o client.Object) { hpa.SetDefaults(o.(*autoscalingv1alpha1.FederatedHPA)) }},
+	{Resource: clusterv1alpha1.SchemeGroupVersion.WithResource("clusters").GroupResource(),
+		New: func() client.Object { return &clusterv1alpha1.Cluster{} },
+		Default: func(o client.Object) {
+			clusterv1alpha1.DefaultClusterResourceModels(&o.(*clusterv1alpha1.Cluster).Spec)
+		}},
 	{Resource: policyv1alpha1.SchemeGroupVersion.WithResource("propagationpolicies").GroupResource(),
 		New:     func() client.Object { return &policyv1alpha1.PropagationPolicy{} },
 		Default: func(o client.Object) { serviceImportDeps(&o.(*policyv1alpha1.PropagationPolicy).Spec) }},

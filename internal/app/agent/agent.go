@@ -180,7 +180,7 @@ func Run(ctx context.Context, o Options) error {
 	defer stop()
 	var gone atomic.Bool
 	counted := health.Counting(mgr)
-	status := &cluster.Reconciler{Client: mgr.GetClient(), Members: members, Agent: o.ClusterName,
+	status := &cluster.Reconciler{Client: mgr.GetClient(), Members: members, Agent: o.ClusterName, Gate: o.Features,
 		OnGone: func() {
 			log.Info("The Cluster was deleted on the control plane (unjoined or unregistered): the agent stops")
 			gone.Store(true)

@@ -135,6 +135,12 @@ type Options struct {
 	// (--enable-taint-manager, true as in Karmada); it evicts only with
 	// the Failover gate and EnableNoExecuteTaintEviction.
 	EnableTaintManager bool
+	// EnableSchedulerEstimator turns on the scheduler's node-level estimator
+	// (--enable-scheduler-estimator, false as in Karmada), which waits
+	// SchedulerEstimatorTimeout at most for a member's nodes
+	// (--scheduler-estimator-timeout; 0 is Karmada's 3s).
+	EnableSchedulerEstimator  bool
+	SchedulerEstimatorTimeout time.Duration
 	// EnableNoExecuteTaintEviction lets the taint manager evict bindings
 	// from clusters with untolerated NoExecute taints
 	// (--enable-no-execute-taint-eviction, false as in Karmada).
@@ -273,7 +279,7 @@ type builder struct {
 // event recorder) and from the fast paths that are on.
 var builders = []builder{
 	{"cluster", func(s *shared) ([]setup, error) {
-		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency,
+		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency, Gate: s.opts.Features,
 			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold,
 			Events: &eventrecord.Recorder{Events: s.recorders.For(cluster.ControllerName), Scheme: s.mgr.GetScheme()}}}
 		if s.taintManagerEvicts() {
@@ -283,7 +289,7 @@ var builders = []builder{
 					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.recorders.For("taint-manager"), Gate: s.gate,
 					Pace: pace, DefaultPurgeMode: s.opts.NoExecuteTaintEvictionPurgeMode}
 				if s.opts.FastPaths.Preschedule && s.on["scheduler"] {
-					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true}.Preschedule
+					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true, Capacity: s.capacity()}.Preschedule
 				}
 				out = append(out, tm)
 			}
@@ -295,12 +301,12 @@ var builders = []builder{
 	}},
 	{"scheduler", func(s *shared) ([]setup, error) {
 		if s.opts.FastPaths.Preschedule {
-			s.detector.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: s.taintManagerEvicts()}.Preschedule
+			s.detector.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity()}.Preschedule
 		}
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events("karmada-scheduler"), Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
-				TaintManagerEvicts: s.taintManagerEvicts()})
+				TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity()})
 		}
 		return out, nil
 	}},
@@ -507,6 +513,7 @@ type shared struct {
 	client    client.Client
 	dynamic   dynamic.Interface
 	members   *registry.Registry
+	estimates *scheduling.Capacity // capacity(), made on first use
 	detector  *detector.Detector
 	execution *execution.Reconciler
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
@@ -521,6 +528,24 @@ type shared struct {
 // taintManagerEvicts reports whether the taint manager evicts bindings from
 // NoExecute-tainted clusters: the Failover gate, --enable-taint-manager and
 // --enable-no-execute-taint-eviction, with the cluster controller on.
+// capacity is what the scheduler's estimates draw on, one for the
+// process: the scheduler of both binding kinds and the Preschedule fast
+// paths share its overcommit assumptions.
+func (s *shared) capacity() *scheduling.Capacity {
+	if s.estimates == nil {
+		gate := features.Or(s.opts.Features)
+		s.estimates = &scheduling.Capacity{
+			IgnoreModels: !gate.Enabled(features.CustomizedClusterResourceModeling),
+			Overcommit:   gate.Enabled(features.SchedulingOvercommitProtection),
+			Timeout:      s.opts.SchedulerEstimatorTimeout,
+		}
+		if s.opts.EnableSchedulerEstimator {
+			s.estimates.Members = s.members
+		}
+	}
+	return s.estimates
+}
+
 func (s *shared) taintManagerEvicts() bool {
 	return s.on["cluster"] && s.opts.EnableTaintManager && s.opts.EnableNoExecuteTaintEviction &&
 		features.Or(s.opts.Features).Enabled(features.Failover)

@@ -69,6 +69,22 @@ const (
 	// stored and nothing groups workloads.
 	WorkloadAffinity featuregate.Feature = "WorkloadAffinity"
 
+	// CustomizedClusterResourceModeling lets Clusters' resource models act
+	// (Karmada's gate, beta, on by default): the cluster status controller
+	// counts each member's nodes per grade of spec.resourceModels into
+	// status.resourceSummary.allocatableModelings, and the scheduler's
+	// general estimate caps a cluster's replicas by whole-node fit over
+	// those counts. Off, the counts are not written and the estimate is the
+	// summed free resources alone.
+	CustomizedClusterResourceModeling featuregate.Feature = "CustomizedClusterResourceModeling"
+
+	// SchedulingOvercommitProtection makes the scheduler remember the
+	// replicas it has just placed until their member runs them Healthy (or
+	// for five minutes), and deduct them from every other binding's capacity
+	// estimate, so two workloads scheduled at once do not both take the same
+	// free room (Karmada's gate, alpha, off by default).
+	SchedulingOvercommitProtection featuregate.Feature = "SchedulingOvercommitProtection"
+
 	// ClientsAllowCBOR lets Flotilla's clients read objects in CBOR from API
 	// servers that serve it (client-go's gate of the same name, KEP-4222;
 	// the local stack's API servers run with CBORServingAndStorage). An API
@@ -90,6 +106,9 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	PriorityBasedScheduling:     {Default: true, PreRelease: featuregate.Beta},
 	WorkloadAffinity:            {Default: false, PreRelease: featuregate.Alpha},
 	ClientsAllowCBOR:            {Default: true, PreRelease: featuregate.Alpha},
+
+	CustomizedClusterResourceModeling: {Default: true, PreRelease: featuregate.Beta},
+	SchedulingOvercommitProtection:    {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

@@ -20,8 +20,6 @@ import (
 	"sort"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
@@ -46,6 +44,12 @@ type Input struct {
 	// ReplicaRequirements is the binding's spec.replicaRequirements, the requests of one
 	// replica, used to estimate how many replicas a cluster can take. May be nil.
 	ReplicaRequirements *workv1alpha2.ReplicaRequirements
+
+	// Estimators are what the estimate of a cluster's free room draws on besides its
+	// resource summary: resource models, the node-level estimator and the placements
+	// assumed but not yet running. Nil is Karmada's default: the general estimator with
+	// resource models.
+	Estimators *capacity.Estimators
 
 	// Clusters are the member clusters known now. Nil entries are ignored.
 	Clusters []*clusterv1alpha1.Cluster
@@ -164,7 +168,6 @@ type problem struct {
 	strategy  strategy
 	clusters  []*clusterv1alpha1.Cluster
 	previous  map[string]int32
-	requests  corev1.ResourceList
 }
 
 func newProblem(in Input) (*problem, error) {
@@ -184,9 +187,6 @@ func newProblem(in Input) (*problem, error) {
 	sort.SliceStable(p.clusters, func(i, j int) bool { return p.clusters[i].Name < p.clusters[j].Name })
 	for _, tc := range in.Previous {
 		p.previous[tc.Name] += tc.Replicas
-	}
-	if in.ReplicaRequirements != nil {
-		p.requests = in.ReplicaRequirements.ResourceRequest
 	}
 	return p, nil
 }
@@ -222,7 +222,7 @@ func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster,
 	spread := p.strategy != staticWeighted && len(p.placement.SpreadConstraints) > 0
 	if spread || p.strategy == dynamicWeighted || p.strategy == aggregated {
 		for _, c := range feasible {
-			c.available = capacity.AvailableReplicas(c.cluster.Status.ResourceSummary, p.requests)
+			c.available = p.in.Estimators.Available(c.cluster, p.in.ReplicaRequirements)
 		}
 	}
 	selected := feasible

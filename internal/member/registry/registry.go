@@ -57,6 +57,7 @@ type Member struct {
 
 	mu       sync.Mutex
 	watching map[schema.GroupVersionResource]cache.SharedIndexInformer
+	nodes    *Nodes // started by the first Nodes call
 }
 
 // Registry holds a Member per registered cluster, built lazily and rebuilt

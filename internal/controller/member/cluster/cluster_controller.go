@@ -17,10 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,8 +34,10 @@ import (
 	"github.com/flotilla-io/flotilla/api/events"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
 	"github.com/flotilla-io/flotilla/internal/member/join"
 	"github.com/flotilla-io/flotilla/internal/member/register"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
@@ -93,6 +94,10 @@ type Reconciler struct {
 	Agent string
 	// Clock tells the time; nil is the real clock (controllermanager.Options.Clock).
 	Clock clock.PassiveClock
+	// Gate holds the feature gates; nil is every gate at its default. With
+	// CustomizedClusterResourceModeling the status counts the member's
+	// nodes per resource model grade.
+	Gate featuregate.FeatureGate
 	// OnGone, in an agent, is called when the agent's Cluster no longer
 	// exists on the control plane (unjoined or unregistered).
 	OnGone func()
@@ -567,7 +572,11 @@ func (r *Reconciler) observe(ctx context.Context, cluster *clusterv1alpha1.Clust
 		Reason:  map[metav1.ConditionStatus]string{metav1.ConditionTrue: "CompleteAPIEnablements", metav1.ConditionFalse: "IncompleteAPIEnablements"}[complete],
 		Message: "", ObservedGeneration: cluster.Generation,
 	})
-	if err := summarize(ctx, m, &status); err != nil {
+	var models []clusterv1alpha1.ResourceModel
+	if features.Or(r.Gate).Enabled(features.CustomizedClusterResourceModeling) {
+		models = cluster.Spec.ResourceModels
+	}
+	if err := summarize(ctx, m, models, &status); err != nil {
 		return setReady(metav1.ConditionFalse, clusterv1alpha1.ClusterNotReadyReason, fmt.Sprintf("cannot read nodes and pods: %v", err))
 	}
 	return setReady(metav1.ConditionTrue, clusterv1alpha1.ClusterReadyReason, "cluster is healthy and ready to accept workloads")
@@ -595,68 +604,26 @@ func apiEnablements(m *registry.Member) ([]clusterv1alpha1.APIEnablement, error)
 }
 
 // summarize fills nodeSummary and resourceSummary as Karmada's cluster
-// status controller does: allocatable sums Ready nodes; allocated sums the
+// status controller does, from the member's node and pod informers
+// (registry.Nodes): allocatable sums Ready nodes; allocated sums the
 // requests of pods that are bound to a node and not finished, allocating
 // those of pods still waiting for one (pending: the scheduler's capacity
 // estimate subtracts both), each with one "pods" per such pod. A pod's
 // requests count its init containers and overhead as the kube-scheduler
-// does (resourcehelper.PodRequests).
-func summarize(ctx context.Context, m *registry.Member, status *clusterv1alpha1.ClusterStatus) error {
-	nodes, err := m.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return fmt.Errorf("list nodes of cluster %s: %w", m.Name, err)
+// does (resourcehelper.PodRequests). With models (spec.resourceModels, in
+// standard form), allocatableModelings counts the Ready nodes with room for
+// a pod per grade of their free resources (capacity.CountModelings); without,
+// it is left empty. Errors: the first lists do not arrive within
+// ProbeTimeout.
+func summarize(ctx context.Context, m *registry.Member, models []clusterv1alpha1.ResourceModel, status *clusterv1alpha1.ClusterStatus) error {
+	nodes := m.Nodes()
+	if !nodes.WaitSynced(ctx, ProbeTimeout) {
+		return fmt.Errorf("list nodes and pods of cluster %s: not answered within %s", m.Name, ProbeTimeout)
 	}
-	ns := &clusterv1alpha1.NodeSummary{TotalNum: int32(len(nodes.Items))}
-	allocatable := corev1.ResourceList{}
-	for _, n := range nodes.Items {
-		if !nodeReady(&n) {
-			continue
-		}
-		ns.ReadyNum++
-		addTo(allocatable, n.Status.Allocatable)
-	}
-	pods, err := m.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: "0", FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
-	if err != nil {
-		return fmt.Errorf("list pods of cluster %s: %w", m.Name, err)
-	}
-	allocated, allocating := corev1.ResourceList{}, corev1.ResourceList{}
-	bound, pending := int64(0), int64(0)
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		requests := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-		if p.Spec.NodeName == "" {
-			pending++
-			addTo(allocating, requests)
-			continue
-		}
-		bound++
-		addTo(allocated, requests)
-	}
-	allocated[corev1.ResourcePods] = *resource.NewQuantity(bound, resource.DecimalSI)
-	allocating[corev1.ResourcePods] = *resource.NewQuantity(pending, resource.DecimalSI)
-	status.NodeSummary = ns
-	if status.ResourceSummary == nil {
-		status.ResourceSummary = &clusterv1alpha1.ResourceSummary{}
-	}
-	status.ResourceSummary.Allocatable = allocatable
-	status.ResourceSummary.Allocated = allocated
-	status.ResourceSummary.Allocating = allocating
+	s := nodes.Summary()
+	status.NodeSummary = &s.Nodes
+	summary := s.Resources
+	summary.AllocatableModelings = capacity.CountModelings(models, s.Free)
+	status.ResourceSummary = &summary
 	return nil
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func addTo(sum, add corev1.ResourceList) {
-	for k, v := range add {
-		cur := sum[k]
-		cur.Add(v)
-		sum[k] = cur
-	}
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,7 +17,7 @@ import (
 // The resource summary counts bound pods as allocated and pods waiting for a node as
 // allocating, as Karmada's does, so the scheduler's estimate does not count a pending
 // replica's request as free.
-func TestSummaryCountsPendingPodsAsAllocating(t *testing.T) {
+func TestSummary(t *testing.T) {
 	cpu := func(q string) corev1.ResourceList {
 		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}
 	}
@@ -33,7 +34,8 @@ func TestSummaryCountsPendingPodsAsAllocating(t *testing.T) {
 		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	kube := fake.NewClientset(node, pod("running", "n1", cpu("2"), nil), pod("pending", "", cpu("3"), cpu("4")))
 	status := &clusterv1alpha1.ClusterStatus{}
-	if err := summarize(context.Background(), &registry.Member{Name: "member1", Kube: kube}, status); err != nil {
+	m := &registry.Member{Name: "member1", Kube: kube}
+	if err := summarize(context.Background(), m, clusterv1alpha1.DefaultResourceModels(), status); err != nil {
 		t.Fatal(err)
 	}
 	got := status.ResourceSummary
@@ -53,5 +55,39 @@ func TestSummaryCountsPendingPodsAsAllocating(t *testing.T) {
 		if q.Cmp(resource.MustParse(c.want)) != 0 {
 			t.Errorf("%s = %s, want %s", c.what, q.String(), c.want)
 		}
+	}
+
+	// n1 has 8 - 2 = 6 CPU free and no memory: grade 0 (memory decides).
+	if m := got.AllocatableModelings; len(m) != 9 || m[0].Count != 1 {
+		t.Errorf("allocatableModelings = %v, want n1 counted in grade 0 of 9", m)
+	}
+
+	// The summary follows the member: a second node and the pending pod bound to it.
+	big := node.DeepCopy()
+	big.Name = "n2"
+	big.Status.Allocatable[corev1.ResourceMemory] = resource.MustParse("64Gi")
+	if _, err := kube.CoreV1().Nodes().Create(context.Background(), big, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bound := pod("pending", "n2", cpu("3"), cpu("4"))
+	if _, err := kube.CoreV1().Pods("default").Update(context.Background(), bound, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status = &clusterv1alpha1.ClusterStatus{}
+		if err := summarize(context.Background(), m, clusterv1alpha1.DefaultResourceModels(), status); err != nil {
+			t.Fatal(err)
+		}
+		s := status.ResourceSummary
+		cpuAllocated := s.Allocated[corev1.ResourceCPU]
+		if status.NodeSummary.ReadyNum == 2 && cpuAllocated.Cmp(resource.MustParse("6")) == 0 && s.Allocating.Pods().IsZero() &&
+			s.AllocatableModelings[3].Count == 1 { // n2: 8 - 4 = 4 CPU, 64Gi: grade 3
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the summary does not follow the member: nodes %+v, resources %+v", status.NodeSummary, s)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -62,6 +62,10 @@ type Reconciler struct {
 	// untolerated NoExecute taint to the taint manager, which evicts
 	// gracefully (scheduler.Input.TaintManagerEvicts).
 	TaintManagerEvicts bool
+	// Capacity is what the capacity estimates draw on (resource models, the
+	// node-level estimator, overcommit protection), shared with the
+	// detector's Prescheduler; nil is the general estimator with models.
+	Capacity *Capacity
 
 	wakeup statusgate.Wakeup
 	queues *queues
@@ -79,6 +83,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.queues = newQueues()
 	opts := queue.Options(mgr, 4)
 	opts.RateLimiter = rateLimiter()
+	if err := r.Capacity.watch(mgr, r.Kind); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("scheduler")).
 		Watches(r.newBinding(), byPriority{}, builder.WithPredicates(countIncoming)).
 		WatchesRawSource(r.wakeup.Source()).
@@ -255,7 +262,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
-	decision, schedErr := decide(ctx, r.Client, b, live(clusters.Items), r.TaintManagerEvicts)
+	decision, schedErr := decide(ctx, r.Client, b, live(clusters.Items), r.TaintManagerEvicts, r.Capacity)
 	unschedulable = schedErr != nil
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
@@ -361,6 +368,8 @@ func Preschedule(ctx context.Context, c client.Reader, b binding.Object) error {
 type Prescheduler struct {
 	// TaintManagerEvicts is Reconciler.TaintManagerEvicts.
 	TaintManagerEvicts bool
+	// Capacity is Reconciler.Capacity.
+	Capacity *Capacity
 }
 
 // Preschedule is the package's Preschedule with p's options.
@@ -385,7 +394,7 @@ func (p Prescheduler) Preschedule(ctx context.Context, c client.Reader, b bindin
 	start := time.Now()
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
-	decision, err := decide(ctx, c, b, live, p.TaintManagerEvicts)
+	decision, err := decide(ctx, c, b, live, p.TaintManagerEvicts, p.Capacity)
 	if err != nil {
 		return nil // the controller's attempt, which follows, is the one counted
 	}

@@ -25,11 +25,19 @@ var grouped = struct {
 	decided map[string][]string
 }{decided: map[string][]string{}}
 
-// decide is scheduler.Decide for b over clusters, with b's workload groups
-// (spec.workloadAffinityGroups) resolved against the other ResourceBindings
-// of its namespace that c reads.
-func decide(ctx context.Context, c client.Reader, b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEvicts bool) (scheduler.Decision, error) {
+// decide is scheduler.Decide for b over clusters, with the estimators
+// capacity gives (nil: the general estimator with resource models) and b's
+// workload groups (spec.workloadAffinityGroups) resolved against the other
+// ResourceBindings of its namespace that c reads.
+func decide(ctx context.Context, c client.Reader, b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEvicts bool, capacity *Capacity) (scheduler.Decision, error) {
 	in := input(b, clusters, taintManagerEvicts)
+	return capacity.decide(b.GetNamespace()+"/"+b.GetName(), binding.Spec(b), &in, func() (scheduler.Decision, error) {
+		return decideGrouped(ctx, c, b, in)
+	})
+}
+
+// decideGrouped is scheduler.Decide(in) for b with its workload groups.
+func decideGrouped(ctx context.Context, c client.Reader, b binding.Object, in scheduler.Input) (scheduler.Decision, error) {
 	groups := binding.Spec(b).WorkloadAffinityGroups
 	if groups == nil || b.GetNamespace() == "" || (groups.AffinityGroup == "" && groups.AntiAffinityGroup == "") {
 		return scheduler.Decide(in)

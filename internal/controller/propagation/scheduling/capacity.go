@@ -1,0 +1,190 @@
+package scheduling
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
+)
+
+// DefaultEstimatorTimeout is --scheduler-estimator-timeout's default, Karmada's 3s.
+const DefaultEstimatorTimeout = 3 * time.Second
+
+// AssumptionTTL is how long replicas just placed are deducted from other bindings' estimates
+// when their member does not report them Healthy: Karmada's five minutes.
+const AssumptionTTL = 5 * time.Minute
+
+// Capacity is what this process's scheduling estimates draw on, shared by the scheduler of
+// both binding kinds and the detector's Preschedule. The zero value (and nil) is Karmada's
+// default scheduler: the general estimator with resource models.
+type Capacity struct {
+	// IgnoreModels is CustomizedClusterResourceModeling off.
+	IgnoreModels bool
+	// Members, if set, turns on the node-level estimator (--enable-scheduler-estimator): a
+	// cluster's estimate is also capped by fitting replicas onto its real nodes, which the
+	// member's informers follow (registry.Nodes). A member whose nodes are not known within
+	// Timeout of first asking, such as a Pull-mode cluster the control plane cannot reach,
+	// is estimated by the general estimator alone, as Karmada does when its estimator does
+	// not answer.
+	Members *registry.Registry
+	// Timeout is --scheduler-estimator-timeout; 0 is DefaultEstimatorTimeout.
+	Timeout time.Duration
+	// Overcommit is SchedulingOvercommitProtection: the replicas a decision adds to a cluster
+	// are deducted from every other binding's estimate of that cluster until the binding's
+	// aggregatedStatus reports the cluster Healthy, for AssumptionTTL at most. Decisions are
+	// then made one at a time, so two bindings scheduled together see each other's.
+	Overcommit bool
+
+	mu      sync.Mutex // held across a decision and its assumption, with Overcommit
+	amu     sync.Mutex // guards assumed
+	assumed map[string]assumption
+}
+
+// assumption is what one binding's last decision added to clusters and not yet running.
+type assumption struct {
+	added   map[string]capacity.Demand
+	expires time.Time
+}
+
+// decide runs fn (a scheduling decision of the binding key) with the estimators the binding
+// should see and, with Overcommit, records what a successful decision adds to each cluster.
+func (c *Capacity) decide(key string, spec *workv1alpha2.ResourceBindingSpec, in *scheduler.Input, fn func() (scheduler.Decision, error)) (scheduler.Decision, error) {
+	if c == nil {
+		return fn()
+	}
+	in.Estimators = &capacity.Estimators{IgnoreModels: c.IgnoreModels}
+	if c.Members != nil {
+		in.Estimators.Nodes = c.nodes
+	}
+	if !c.Overcommit || spec.Replicas == 0 {
+		return fn()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in.Estimators.Assumed = func(cluster string) []capacity.Demand { return c.others(key, cluster) }
+	d, err := fn()
+	if err == nil {
+		c.assume(key, spec, in.Previous, d.Clusters)
+	}
+	return d, err
+}
+
+// nodes is the node-level estimator's view of cluster.
+func (c *Capacity) nodes(cluster string) ([]capacity.Node, bool) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultEstimatorTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	m, err := c.Members.Get(ctx, cluster)
+	if err != nil {
+		return nil, false
+	}
+	n := m.Nodes()
+	if !n.Synced() && !n.WaitSynced(ctx, timeout) {
+		return nil, false
+	}
+	return n.Capacity(), true
+}
+
+// others are the replicas assumed in cluster for bindings other than key.
+func (c *Capacity) others(key, cluster string) []capacity.Demand {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	now := time.Now()
+	var out []capacity.Demand
+	for k, a := range c.assumed {
+		if now.After(a.expires) {
+			delete(c.assumed, k)
+			continue
+		}
+		if d, ok := a.added[cluster]; ok && k != key {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// assume replaces the binding's assumption by what clusters add over previous.
+func (c *Capacity) assume(key string, spec *workv1alpha2.ResourceBindingSpec, previous, clusters []workv1alpha2.TargetCluster) {
+	held := map[string]int32{}
+	for _, tc := range previous {
+		held[tc.Name] += tc.Replicas
+	}
+	a := assumption{added: map[string]capacity.Demand{}, expires: time.Now().Add(AssumptionTTL)}
+	for _, tc := range clusters {
+		if more := tc.Replicas - held[tc.Name]; more > 0 {
+			d := capacity.Demand{Replicas: more}
+			if r := spec.ReplicaRequirements; r != nil {
+				d.Requests, d.NodeClaim = r.ResourceRequest, r.NodeClaim
+			}
+			a.added[tc.Name] = d
+		}
+	}
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if c.assumed == nil {
+		c.assumed = map[string]assumption{}
+	}
+	if len(a.added) == 0 {
+		delete(c.assumed, key)
+		return
+	}
+	c.assumed[key] = a
+}
+
+// release drops the assumptions of binding key in the clusters its aggregatedStatus reports
+// Healthy, and all of them once it is deleted.
+func (c *Capacity) release(key string, b binding.Object, deleted bool) {
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	a, ok := c.assumed[key]
+	if !ok {
+		return
+	}
+	if deleted {
+		delete(c.assumed, key)
+		return
+	}
+	for _, s := range binding.Status(b).AggregatedStatus {
+		if s.Health == workv1alpha2.ResourceHealthy {
+			delete(a.added, s.ClusterName)
+		}
+	}
+	if len(a.added) == 0 {
+		delete(c.assumed, key)
+	}
+}
+
+// watch releases assumptions as the bindings of kind change, from the manager's informer.
+func (c *Capacity) watch(mgr ctrl.Manager, kind binding.Kind) error {
+	if c == nil || !c.Overcommit {
+		return nil
+	}
+	inf, err := mgr.GetCache().GetInformer(context.Background(), kind.Empty())
+	if err != nil {
+		return err
+	}
+	on := func(o any, deleted bool) {
+		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = d.Obj
+		}
+		if b, ok := o.(binding.Object); ok {
+			c.release(b.GetNamespace()+"/"+b.GetName(), b, deleted)
+		}
+	}
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, n any) { on(n, false) },
+		DeleteFunc: func(o any) { on(o, true) },
+	})
+	return err
+}

@@ -1,0 +1,99 @@
+package capacity
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+// Estimators is what a capacity estimate draws on besides a cluster's resource summary. The
+// zero value is Karmada's default scheduler: the general estimator with resource models.
+type Estimators struct {
+	// IgnoreModels turns the resource models off: with CustomizedClusterResourceModeling
+	// off, the general estimate is the summary bound alone.
+	IgnoreModels bool
+	// Nodes, if set, is the node-level (accurate) estimator, Flotilla's in-process
+	// counterpart of karmada-scheduler-estimator (--enable-scheduler-estimator): it returns
+	// the member's nodes, and false when it cannot tell now (the member's nodes are not
+	// known yet, or not within --scheduler-estimator-timeout); then only the general
+	// estimate counts, as in Karmada.
+	Nodes func(cluster string) ([]Node, bool)
+	// Assumed, if set, returns the replicas just placed in cluster for other bindings that
+	// the member does not run yet (SchedulingOvercommitProtection): every estimate deducts
+	// them first.
+	Assumed func(cluster string) []Demand
+}
+
+// Available estimates how many more replicas with requirements req (nil: no requests, no
+// node claim) cluster can take: the smallest of
+//
+//   - the summary bound, AvailableReplicas over status.resourceSummary with the assumed
+//     replicas counted as allocating;
+//   - unless IgnoreModels, the model bound: replicas placed first-fit on the nodes the
+//     cluster's resource models describe (allocatableModelings nodes per grade, each with the
+//     grade's minimums and ModelNodePods pods) after the assumed ones, as Karmada's general
+//     estimator does. Resources the models do not bound (Karmada's models bound CPU and
+//     memory) do not limit it; Karmada's counts them as absent, so that a replica asking for
+//     ephemeral-storage fits nowhere;
+//   - with Nodes, the node bound: FitReplicas over the member's real nodes.
+//
+// A receiver of nil is the zero value. The result is in [0, Unlimited].
+func (e *Estimators) Available(cluster *clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) int32 {
+	if e == nil {
+		e = &Estimators{}
+	}
+	want := Demand{}
+	if req != nil {
+		want.Requests, want.NodeClaim = req.ResourceRequest, req.NodeClaim
+	}
+	var assumed []Demand
+	if e.Assumed != nil {
+		assumed = e.Assumed(cluster.Name)
+	}
+	summary := cluster.Status.ResourceSummary
+	if len(assumed) > 0 && summary != nil {
+		summary = withAllocating(summary, assumed)
+	}
+	n := AvailableReplicas(summary, want.Requests)
+	if !e.IgnoreModels {
+		if nodes, ok := modelNodes(cluster); ok {
+			n = min(n, FitReplicas(nodes, want, assumed))
+		}
+	}
+	if e.Nodes != nil {
+		if nodes, ok := e.Nodes(cluster.Name); ok {
+			n = min(n, FitReplicas(nodes, want, assumed))
+		}
+	}
+	return n
+}
+
+// withAllocating returns a copy of summary whose allocating resources and pods include the
+// demands.
+func withAllocating(summary *clusterv1alpha1.ResourceSummary, demands []Demand) *clusterv1alpha1.ResourceSummary {
+	out := summary.DeepCopy()
+	if out.Allocating == nil {
+		out.Allocating = corev1.ResourceList{}
+	}
+	pods := out.Allocating[corev1.ResourcePods]
+	for _, d := range demands {
+		if d.Replicas <= 0 {
+			continue
+		}
+		pods.Add(*resource.NewQuantity(int64(d.Replicas), resource.DecimalSI))
+		for name, q := range d.Requests {
+			if name == corev1.ResourcePods || q.Sign() <= 0 {
+				continue
+			}
+			total := q.DeepCopy()
+			total.Mul(int64(d.Replicas))
+			cur := out.Allocating[name]
+			cur.Add(total)
+			out.Allocating[name] = cur
+		}
+	}
+	out.Allocating[corev1.ResourcePods] = pods
+	return out
+}

@@ -1,0 +1,155 @@
+package capacity
+
+import (
+	"math"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+// Node is one node of a member cluster as the node-level estimators see it: a real node
+// (from the member's informers) or a model node rebuilt from the cluster's resource models.
+type Node struct {
+	// Node carries the labels, taints and spec.unschedulable that node selectors, affinity
+	// and tolerations are matched against. Nil for a model node, which every replica may use.
+	Node *corev1.Node
+	// Ready is the node's Ready condition; a node that is not Ready takes nothing.
+	Ready bool
+	// Free is the node's allocatable resources minus the requests of the pods bound to it
+	// that have not finished. A resource a real node does not list has nothing free.
+	Free corev1.ResourceList
+	// FreePods is the node's pod capacity (allocatable "pods") minus its unfinished pods.
+	FreePods int64
+
+	// model marks a model node: resources its models do not bound do not bound it either.
+	model bool
+}
+
+// Demand is replicas of one pod shape placed together: a workload's replicas, one component
+// of a multi-component workload, or an assumed placement not yet reported by its member.
+type Demand struct {
+	// Replicas is how many pods of the shape are wanted.
+	Replicas int32
+	// Requests are the requests of one pod; "pods" is implied (one per replica).
+	Requests corev1.ResourceList
+	// NodeClaim is the pods' node selector, required node affinity and tolerations. Nil
+	// matches every schedulable node.
+	NodeClaim *workv1alpha2.NodeClaim
+}
+
+// FitReplicas is the node-level estimate of Karmada's scheduler estimator, computed in the
+// process from nodes: how many replicas of want fit onto nodes after the assumed demands have
+// been placed first, each pod on a node whose labels its node selector and required affinity
+// match, whose NoSchedule and NoExecute taints it tolerates, and with enough of every resource
+// it requests left. Placement is first-fit in the order of nodes, as in Karmada's simulator. A
+// cordoned node (spec.unschedulable) is used only by pods tolerating
+// node.kubernetes.io/unschedulable. nodes is not modified. The result is in [0, Unlimited].
+func FitReplicas(nodes []Node, want Demand, assumed []Demand) int32 {
+	sim := make([]Node, len(nodes))
+	for i, n := range nodes {
+		sim[i] = n
+		sim[i].Free = n.Free.DeepCopy()
+	}
+	for _, d := range assumed {
+		place(sim, d)
+	}
+	want.Replicas = Unlimited
+	return place(sim, want)
+}
+
+// place puts up to d.Replicas pods of d onto nodes, first-fit, taking what they use from the
+// nodes, and returns how many it placed.
+func place(nodes []Node, d Demand) int32 {
+	match := matcher(d.NodeClaim)
+	remaining := int64(d.Replicas)
+	for i := range nodes {
+		if remaining <= 0 {
+			break
+		}
+		n := &nodes[i]
+		if !match(n) {
+			continue
+		}
+		k := min(fits(n, d.Requests), remaining)
+		if k <= 0 {
+			continue
+		}
+		n.FreePods -= k
+		for name, q := range d.Requests {
+			if name == corev1.ResourcePods || q.Sign() <= 0 {
+				continue
+			}
+			if have, ok := n.Free[name]; ok {
+				used := q.DeepCopy()
+				used.Mul(k)
+				have.Sub(used)
+				n.Free[name] = have
+			}
+		}
+		remaining -= k
+	}
+	return int32(int64(d.Replicas) - max(remaining, 0))
+}
+
+// fits is how many pods with requests fit onto n as it is now.
+func fits(n *Node, requests corev1.ResourceList) int64 {
+	bound := max(n.FreePods, 0)
+	for name, q := range requests {
+		if name == corev1.ResourcePods || q.Sign() <= 0 {
+			continue
+		}
+		have, ok := n.Free[name]
+		if !ok {
+			if n.model {
+				continue
+			}
+			return 0
+		}
+		bound = min(bound, quotient(have, q))
+	}
+	return min(bound, math.MaxInt32)
+}
+
+// unschedulableTaint is the taint a cordoned node carries (spec.unschedulable).
+var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
+
+// matcher returns whether pods with claim may run on a node: Ready, its labels matched by the
+// claim's node selector and hard node affinity, its scheduling taints tolerated.
+func matcher(claim *workv1alpha2.NodeClaim) func(*Node) bool {
+	var affinity nodeaffinity.RequiredNodeAffinity
+	var tolerations []corev1.Toleration
+	if claim != nil {
+		var a *corev1.Affinity
+		if claim.HardNodeAffinity != nil {
+			a = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: claim.HardNodeAffinity}}
+		}
+		affinity = nodeaffinity.NewRequiredNodeAffinity(claim.NodeSelector, a)
+		tolerations = claim.Tolerations
+	} else {
+		affinity = nodeaffinity.NewRequiredNodeAffinity(nil, nil)
+	}
+	scheduling := func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}
+	logger := klog.Background()
+	return func(n *Node) bool {
+		if !n.Ready {
+			return false
+		}
+		if n.Node == nil {
+			return true
+		}
+		if ok, err := affinity.Match(n.Node); err != nil || !ok {
+			return false
+		}
+		if n.Node.Spec.Unschedulable && !corev1helpers.TolerationsTolerateTaint(logger, tolerations, &unschedulableTaint, false) {
+			return false
+		}
+		_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, n.Node.Spec.Taints, tolerations, scheduling, false)
+		return !untolerated
+	}
+}
