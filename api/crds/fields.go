@@ -122,7 +122,7 @@ var Fields = []FieldUse{
 	{Kinds: []string{"Cluster"}, Path: "spec.zone", ActedOnBy: "scheduler"},
 	{Kinds: []string{"Cluster"}, Path: "spec.zones", ActedOnBy: "scheduler"},
 	{Kinds: []string{"Cluster"}, Path: "spec.taints", Subtree: true, ActedOnBy: "scheduler, taint manager"},
-	{Kinds: []string{"Cluster"}, Path: "spec.resourceModels", Subtree: true, NotActing: "stored; placement does not estimate capacity from resource models yet"},
+	{Kinds: []string{"Cluster"}, Path: "spec.resourceModels", Subtree: true, ActedOnBy: "cluster controller (allocatableModelings), scheduler (general estimate), FlotillaDefaulting and FlotillaValidation admission"},
 
 	// ClusterTaintPolicy, WorkloadRebalancer.
 	{Kinds: []string{"ClusterTaintPolicy"}, Path: "spec", Subtree: true, ActedOnBy: "clusterTaintPolicy controller"},

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -441,17 +443,23 @@ func newTopCommand() *cobra.Command {
 	var namespace, selector string
 	var allNamespaces bool
 	cmd := &cobra.Command{
-		Use:   "top pods|nodes [-C member1,member2] [-n NS]",
-		Short: "Show the CPU and memory use of the member clusters' pods or nodes",
+		Use:   "top pods|nodes|clusters [-C member1,member2] [-n NS]",
+		Short: "Show the CPU and memory use of the member clusters' pods or nodes, or their free room",
 		Long: `Show the CPU and memory use of pods or nodes in several member clusters, read from
 each member's metrics.k8s.io (metrics-server) through the control plane's Cluster
 proxy, with a CLUSTER column, as 'karmadactl top' does. A member that serves no
-metrics API is named on stderr and left out.`,
+metrics API is named on stderr and left out.
+
+'top clusters' shows what the scheduler estimates from: each member's free CPU,
+memory and pods out of its allocatable ones (allocatable minus the requests of its
+pods, pending ones included), and how many nodes fall into each resource model
+grade (GRADES, grade:nodes), from the Clusters' status.resourceSummary.`,
 		Example: `  flotilla top pods -n shop
   flotilla top pods -A -C member1
-  flotilla top nodes`,
-		Args:      exactArgs(1, "pods or nodes"),
-		ValidArgs: []string{"pods", "nodes"},
+  flotilla top nodes
+  flotilla top clusters`,
+		Args:      exactArgs(1, "pods, nodes or clusters"),
+		ValidArgs: []string{"pods", "nodes", "clusters"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context2(cmd, time.Minute)
 			defer cancel()
@@ -461,8 +469,10 @@ metrics API is named on stderr and left out.`,
 				what = "pods"
 			case "node", "nodes", "no":
 				what = "nodes"
+			case "cluster", "clusters":
+				return topClusters(ctx, cmd.OutOrStdout(), cp, clusters)
 			default:
-				return fmt.Errorf("top %q: want pods or nodes", args[0])
+				return fmt.Errorf("top %q: want pods, nodes or clusters", args[0])
 			}
 			if namespace == "" && !allNamespaces {
 				namespace = cp.defaultNamespace()
@@ -576,4 +586,77 @@ metrics API is named on stderr and left out.`,
 	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "every namespace")
 	f.StringVarP(&selector, "selector", "l", "", "label selector")
 	return cmd
+}
+
+// topClusters prints each member's free room as the scheduler's general estimate sees it.
+func topClusters(ctx context.Context, out io.Writer, cp controlPlaneFlags, names []string) error {
+	cfg, err := cp.restConfig()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: controlplane.NewScheme()})
+	if err != nil {
+		return err
+	}
+	list := &clusterv1alpha1.ClusterList{}
+	if err := c.List(ctx, list); err != nil {
+		return fmt.Errorf("list the control plane's Clusters: %w", err)
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	w := printers.GetNewTabWriter(out)
+	fmt.Fprintln(w, "NAME\tREADY\tNODES\tCPU(free/allocatable)\tMEMORY(free/allocatable)\tPODS(free/allocatable)\tGRADES")
+	shown := 0
+	for _, cl := range list.Items {
+		if len(want) > 0 && !want[cl.Name] {
+			continue
+		}
+		shown++
+		ready := "Unknown"
+		if cond := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
+			ready = string(cond.Status)
+		}
+		nodes := "<none>"
+		if ns := cl.Status.NodeSummary; ns != nil {
+			nodes = fmt.Sprintf("%d/%d", ns.ReadyNum, ns.TotalNum)
+		}
+		cpu, mem, pods, grades := "<unknown>", "<unknown>", "<unknown>", "<none>"
+		if rs := cl.Status.ResourceSummary; rs != nil {
+			free := func(name corev1.ResourceName) (resource.Quantity, resource.Quantity) {
+				a := rs.Allocatable[name]
+				f := a.DeepCopy()
+				for _, used := range []corev1.ResourceList{rs.Allocated, rs.Allocating} {
+					if q, ok := used[name]; ok {
+						f.Sub(q)
+					}
+				}
+				return f, a
+			}
+			f, a := free(corev1.ResourceCPU)
+			cpu = fmt.Sprintf("%dm/%dm", f.MilliValue(), a.MilliValue())
+			f, a = free(corev1.ResourceMemory)
+			mem = fmt.Sprintf("%dMi/%dMi", f.Value()/(1024*1024), a.Value()/(1024*1024))
+			f, a = free(corev1.ResourcePods)
+			pods = fmt.Sprintf("%d/%d", f.Value(), a.Value())
+			var g []string
+			for _, m := range rs.AllocatableModelings {
+				if m.Count > 0 {
+					g = append(g, fmt.Sprintf("%d:%d", m.Grade, m.Count))
+				}
+			}
+			if len(g) > 0 {
+				grades = strings.Join(g, ",")
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cl.Name, ready, nodes, cpu, mem, pods, grades)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if shown == 0 {
+		return fmt.Errorf("no cluster to show: %s", map[bool]string{true: "none of " + strings.Join(names, ", ") + " is joined", false: "no cluster is joined"}[len(names) > 0])
+	}
+	return nil
 }

@@ -37,7 +37,11 @@ type Estimators struct {
 //     estimator does. Resources the models do not bound (Karmada's models bound CPU and
 //     memory) do not limit it; Karmada's counts them as absent, so that a replica asking for
 //     ephemeral-storage fits nowhere;
-//   - with Nodes, the node bound: FitReplicas over the member's real nodes.
+//   - with Nodes, the node bound: FitReplicas over the member's real nodes. When Nodes
+//     answers, it replaces the model bound, which approximates the same nodes by their
+//     grades' minimums (a node with 8 CPU and 32Gi free is a 4-CPU node to Karmada's default
+//     grades); Karmada takes the smaller of the two, so that its accurate estimator never
+//     lifts the models' underestimate.
 //
 // A receiver of nil is the zero value. The result is in [0, Unlimited].
 func (e *Estimators) Available(cluster *clusterv1alpha1.Cluster, req *workv1alpha2.ReplicaRequirements) int32 {
@@ -57,13 +61,13 @@ func (e *Estimators) Available(cluster *clusterv1alpha1.Cluster, req *workv1alph
 		summary = withAllocating(summary, assumed)
 	}
 	n := AvailableReplicas(summary, want.Requests)
-	if !e.IgnoreModels {
-		if nodes, ok := modelNodes(cluster); ok {
-			n = min(n, FitReplicas(nodes, want, assumed))
-		}
-	}
 	if e.Nodes != nil {
 		if nodes, ok := e.Nodes(cluster.Name); ok {
+			return min(n, FitReplicas(nodes, want, assumed))
+		}
+	}
+	if !e.IgnoreModels {
+		if nodes, ok := modelNodes(cluster); ok {
 			n = min(n, FitReplicas(nodes, want, assumed))
 		}
 	}

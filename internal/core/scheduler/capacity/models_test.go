@@ -147,3 +147,25 @@ func TestAvailableWithNodes(t *testing.T) {
 		t.Errorf("nodes not known yet: %d, want the general estimate (Unlimited without a summary)", got)
 	}
 }
+
+// The node-level estimator's exact answer replaces the models' approximation: three nodes
+// with 8 CPU and 32Gi free are grade 3 (4 CPU) nodes to the default models.
+func TestNodesReplaceTheModelBound(t *testing.T) {
+	models := clusterv1alpha1.DefaultResourceModels()
+	free := list("cpu", "8", "memory", "32Gi")
+	var nodes []Node
+	for _, name := range []string{"a", "b", "c"} {
+		nodes = append(nodes, Node{Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, Ready: true, Free: free, FreePods: 110})
+	}
+	c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: clusterv1alpha1.ClusterSpec{ResourceModels: models},
+		Status: clusterv1alpha1.ClusterStatus{ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: list("cpu", "24", "memory", "96Gi", "pods", "330"),
+			AllocatableModelings: CountModelings(models, []corev1.ResourceList{free, free, free})}}}
+	four := &workv1alpha2.ReplicaRequirements{ResourceRequest: list("cpu", "4")}
+	if got := (*Estimators)(nil).Available(c, four); got != 3 {
+		t.Errorf("models: %d, want 3 (one 4-CPU replica per grade-3 node)", got)
+	}
+	e := &Estimators{Nodes: func(string) ([]Node, bool) { return nodes, true }}
+	if got := e.Available(c, four); got != 6 {
+		t.Errorf("with the node-level estimator: %d, want 6 (two per 8-CPU node)", got)
+	}
+}
