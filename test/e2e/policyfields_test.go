@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -8,7 +9,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
 )
 
 // TestPolicyFieldsActAsInKarmada applies, as a Karmada user would, the
@@ -105,7 +111,19 @@ spec:
 			t.Fatal("member1 reports no nodes")
 		}
 		q := resource.MustParse(nodeCPU[0])
-		milli, fits := q.MilliValue()/2, 2*len(nodeCPU)
+		milli := q.MilliValue() / 2
+		// member1 takes what the scheduler's general estimate gives it: with
+		// Karmada's default resource models, whole replicas on nodes of its
+		// grades' minimums (an 8-CPU, 32Gi node is a 4-CPU one to them).
+		var member1 clusterv1alpha1.Cluster
+		if err := json.Unmarshal([]byte(s.get("", "cluster", "member1", "-o", "json")), &member1); err != nil {
+			t.Fatal(err)
+		}
+		fits := int((*capacity.Estimators)(nil).Available(&member1, &workv1alpha2.ReplicaRequirements{
+			ResourceRequest: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(milli, resource.DecimalSI)}}))
+		if fits < 1 || fits > 2*len(nodeCPU) {
+			t.Fatalf("member1 is estimated to fit %d replicas of %dm CPU on %d nodes of %s CPU", fits, milli, len(nodeCPU), nodeCPU[0])
+		}
 		// member1 preferred, member2 taking the overflow, replicas divided as division says.
 		overflowPolicy := func(name, division string) string {
 			return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1

@@ -55,9 +55,15 @@ func startStack(t *testing.T, members int, extra ...string) *stack {
 
 func (s *stack) up(members int, extra ...string) {
 	s.t.Helper()
+	s.upWith(append([]string{"--members", fmt.Sprint(members)}, extra...)...)
+}
+
+// upWith runs `flotilla up --detach` with args, one stack starting at a time.
+func (s *stack) upWith(args ...string) {
+	s.t.Helper()
 	starting.Lock()
 	defer starting.Unlock()
-	out := s.flotilla(append([]string{"up", "--members", fmt.Sprint(members), "--detach", "--data-dir", s.dataDir, "--timeout", "8m"}, extra...)...)
+	out := s.flotilla(append([]string{"up", "--detach", "--data-dir", s.dataDir, "--timeout", "8m"}, args...)...)
 	if !strings.Contains(out, "Flotilla is ready") {
 		s.t.Fatalf("up did not report readiness:\n%s", out)
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
@@ -33,7 +34,8 @@ type Capacity struct {
 	// member's informers follow (registry.Nodes). A member whose nodes are not known within
 	// Timeout of first asking, such as a Pull-mode cluster the control plane cannot reach,
 	// is estimated by the general estimator alone, as Karmada does when its estimator does
-	// not answer.
+	// not answer. Pull-mode clusters are always estimated so: the control plane does not
+	// reach into them.
 	Members *registry.Registry
 	// Timeout is --scheduler-estimator-timeout; 0 is DefaultEstimatorTimeout.
 	Timeout time.Duration
@@ -43,6 +45,7 @@ type Capacity struct {
 	// then made one at a time, so two bindings scheduled together see each other's.
 	Overcommit bool
 
+	waited  sync.Map   // cluster names whose nodes the estimator has waited for once
 	mu      sync.Mutex // held across a decision and its assumption, with Overcommit
 	amu     sync.Mutex // guards assumed
 	assumed map[string]assumption
@@ -77,21 +80,29 @@ func (c *Capacity) decide(key string, spec *workv1alpha2.ResourceBindingSpec, in
 	return d, err
 }
 
-// nodes is the node-level estimator's view of cluster.
-func (c *Capacity) nodes(cluster string) ([]capacity.Node, bool) {
+// nodes is the node-level estimator's view of cluster. A Pull-mode cluster's
+// nodes are not read: the control plane does not reach into it.
+func (c *Capacity) nodes(cluster *clusterv1alpha1.Cluster) ([]capacity.Node, bool) {
+	if cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		return nil, false
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultEstimatorTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	m, err := c.Members.Get(ctx, cluster)
+	m, err := c.Members.Get(ctx, cluster.Name)
 	if err != nil {
 		return nil, false
 	}
 	n := m.Nodes()
-	if !n.Synced() && !n.WaitSynced(ctx, timeout) {
-		return nil, false
+	if !n.Synced() {
+		// Only the first question waits: a member that cannot be listed
+		// must not hold every scheduling decision up by the timeout.
+		if _, asked := c.waited.LoadOrStore(cluster.Name, true); asked || !n.WaitSynced(ctx, timeout) {
+			return nil, false
+		}
 	}
 	return n.Capacity(), true
 }

@@ -19,7 +19,7 @@ type Estimators struct {
 	// the member's nodes, and false when it cannot tell now (the member's nodes are not
 	// known yet, or not within --scheduler-estimator-timeout); then only the general
 	// estimate counts, as in Karmada.
-	Nodes func(cluster string) ([]Node, bool)
+	Nodes func(cluster *clusterv1alpha1.Cluster) ([]Node, bool)
 	// Assumed, if set, returns the replicas just placed in cluster for other bindings that
 	// the member does not run yet (SchedulingOvercommitProtection): every estimate deducts
 	// them first.
@@ -62,7 +62,7 @@ func (e *Estimators) Available(cluster *clusterv1alpha1.Cluster, req *workv1alph
 	}
 	n := AvailableReplicas(summary, want.Requests)
 	if e.Nodes != nil {
-		if nodes, ok := e.Nodes(cluster.Name); ok {
+		if nodes, ok := e.Nodes(cluster); ok {
 			return min(n, FitReplicas(nodes, want, assumed))
 		}
 	}

@@ -114,7 +114,7 @@ func TestAvailableWithNodes(t *testing.T) {
 	cordoned := node("g", "64", nil)
 	cordoned.Node.Spec.Unschedulable = true
 	nodes = append(nodes, notReady, cordoned)
-	e := &Estimators{IgnoreModels: true, Nodes: func(string) ([]Node, bool) { return nodes, true }}
+	e := &Estimators{IgnoreModels: true, Nodes: func(*clusterv1alpha1.Cluster) ([]Node, bool) { return nodes, true }}
 	c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m"}}
 	tests := []struct {
 		name string
@@ -142,7 +142,7 @@ func TestAvailableWithNodes(t *testing.T) {
 	if nodes[3].Free.Cpu().String() != "4" {
 		t.Errorf("estimating changed the nodes given: node d has %s CPU free", nodes[3].Free.Cpu())
 	}
-	unknown := &Estimators{IgnoreModels: true, Nodes: func(string) ([]Node, bool) { return nil, false }}
+	unknown := &Estimators{IgnoreModels: true, Nodes: func(*clusterv1alpha1.Cluster) ([]Node, bool) { return nil, false }}
 	if got := unknown.Available(c, &workv1alpha2.ReplicaRequirements{ResourceRequest: list("cpu", "1")}); got != Unlimited {
 		t.Errorf("nodes not known yet: %d, want the general estimate (Unlimited without a summary)", got)
 	}
@@ -164,7 +164,7 @@ func TestNodesReplaceTheModelBound(t *testing.T) {
 	if got := (*Estimators)(nil).Available(c, four); got != 3 {
 		t.Errorf("models: %d, want 3 (one 4-CPU replica per grade-3 node)", got)
 	}
-	e := &Estimators{Nodes: func(string) ([]Node, bool) { return nodes, true }}
+	e := &Estimators{Nodes: func(*clusterv1alpha1.Cluster) ([]Node, bool) { return nodes, true }}
 	if got := e.Available(c, four); got != 6 {
 		t.Errorf("with the node-level estimator: %d, want 6 (two per 8-CPU node)", got)
 	}

@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCapacityAwarePlacement runs the scheduler's capacity estimates as a Karmada user meets
+// them, on a stack with the node-level estimator and overcommit protection on. member1 (Push)
+// and member3 (Pull, which the control plane does not read nodes from, so that resource models
+// estimate it) are fragmented: three nodes of 1.5 CPU each, 4.5 summed. member2 has three
+// 4-CPU nodes.
+//
+//   - The Clusters count their nodes per resource model grade (Karmada's defaults).
+//   - 3 replicas of 2 CPU, dynamic weights: member1 and member3 get none (the summed CPU would
+//     give each 2, which would then stay Pending); member2 takes all 3.
+//   - Two Aggregated Deployments of 4 one-CPU replicas applied together: the second sees the
+//     first's replicas on member2 and spills elsewhere, instead of both landing in the 6 CPUs
+//     member2 has left.
+//   - flotilla top clusters shows the free room and grades; bad models are refused, naming
+//     the field.
+func TestCapacityAwarePlacement(t *testing.T) {
+	example := exampleDir(t, "capacity")
+	config := filepath.Join(example, "stack.yaml")
+	s := newStack(t)
+	s.upWith("--config", config, "--feature-gates=SchedulingOvercommitProtection=true", "--controller-manager-arg=--enable-scheduler-estimator=true")
+	s.kubectl("", "create", "namespace", "capacity")
+
+	// 1.5 CPU and 8Gi free: grade 1 of Karmada's defaults (CPU [1,2), memory [4Gi,16Gi)),
+	// counted by the cluster controller for member1 and by member3's agent.
+	grades := `jsonpath={range .status.resourceSummary.allocatableModelings[?(@.count>0)]}{.grade}:{.count} {end}`
+	s.waitFor(t, "1:3", "", "cluster", "member1", "-o", grades)
+	s.waitFor(t, "1:3", "", "cluster", "member3", "-o", grades)
+	// 4 CPU and 16Gi: grade 3 by CPU, 2 by memory; the lower one counts.
+	s.waitFor(t, "2:3", "", "cluster", "member2", "-o", grades)
+
+	t.Run("a fragmented member gets no replica that fits none of its nodes", func(t *testing.T) {
+		s.kubectl("", "apply", "-n", "capacity", "-f", filepath.Join(example, "big.yaml"))
+		s.waitFor(t, "member2=3", "", "rb", "big-deployment", "-n", "capacity", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		s.waitFor(t, "3", "member2", "deploy", "big", "-n", "capacity", "-o", "jsonpath={.status.readyReplicas}")
+	})
+
+	t.Run("two workloads placed together do not take the same room", func(t *testing.T) {
+		// member2 has 12 CPU, 6 of them taken by big: room for 6 one-CPU
+		// replicas, so each of east and west fits there alone, but not both.
+		s.kubectl("", "apply", "-n", "capacity", "-f", filepath.Join(example, "together.yaml"))
+		clusters := `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`
+		var east, west string
+		eventually(t, 2*time.Minute, "east and west to be scheduled", func() (bool, string) {
+			east = s.get("", "rb", "east-deployment", "-n", "capacity", "-o", clusters)
+			west = s.get("", "rb", "west-deployment", "-n", "capacity", "-o", clusters)
+			return replicasIn(east) == 4 && replicasIn(west) == 4, "east: " + east + "; west: " + west
+		})
+		onMember2 := replicasIn(east, "member2") + replicasIn(west, "member2")
+		if onMember2 > 6 {
+			t.Errorf("east (%s) and west (%s) put %d one-CPU replicas on member2, which has room for 6", east, west, onMember2)
+		}
+		for _, d := range []string{"east", "west"} {
+			s.waitFor(t, "4", "", "deploy", d, "-n", "capacity", "-o", "jsonpath={.status.readyReplicas}")
+		}
+	})
+
+	t.Run("flotilla top clusters shows free room and grades", func(t *testing.T) {
+		out := s.flotilla("top", "clusters", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config"))
+		for _, want := range []string{"NAME", "CPU(free/allocatable)", "GRADES", "member1", "/4500m", "1:3"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("flotilla top clusters does not show %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("overlapping resource models are refused, naming the field", func(t *testing.T) {
+		kc, ctx := s.kubeconfig("")
+		out, err := kubectlAs(kc, "--context", ctx, "patch", "cluster", "member2", "--type=merge", "-p",
+			`{"spec":{"resourceModels":[{"grade":0,"ranges":[{"name":"cpu","min":"0","max":"2"}]},{"grade":1,"ranges":[{"name":"cpu","min":"1","max":"4"}]}]}}`)
+		if err == nil || !strings.Contains(out, "spec.resourceModels[1].ranges[0].min") {
+			t.Errorf("overlapping models: err %v, output %s; want a refusal naming spec.resourceModels[1].ranges[0].min", err, out)
+		}
+	})
+}
+
+// replicasIn sums the replicas of "name=replicas " pairs, of the named clusters only if any
+// are given.
+func replicasIn(placement string, clusters ...string) int {
+	sum := 0
+	for _, pair := range strings.Fields(placement) {
+		name, n, _ := strings.Cut(pair, "=")
+		if len(clusters) > 0 && !slices.Contains(clusters, name) {
+			continue
+		}
+		v, _ := strconv.Atoi(n)
+		sum += v
+	}
+	return sum
+}
