@@ -92,8 +92,9 @@ generate:
 verify-generated:
 	@if [ -d api ]; then hack/verify-generated.sh; fi
 
-## bench: benchmarks against the local stack (see bench/README.md)
+## bench: benchmarks against the local stack, and the capacity estimators' Go benchmarks (see bench/README.md)
 bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/core/scheduler/capacity/
 	FLOTILLA_BIN=$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 4h ./bench/...
 
 clean:

@@ -105,7 +105,8 @@ spec:
 	})
 
 	t.Run("overflowAffinities: member1 fills up first, member2 takes the rest and gives it back first", func(t *testing.T) {
-		// Each replica asks for half a node's CPU: member1's nodes take two each.
+		// Each replica asks for half a node's CPU; member2 takes the 2 that
+		// member1 has no room for (its estimate, like member1's, is at least 2).
 		nodeCPU := strings.Fields(s.get("member1", "nodes", "-o", "jsonpath={.items[*].status.allocatable.cpu}"))
 		if len(nodeCPU) == 0 {
 			t.Fatal("member1 reports no nodes")
@@ -149,10 +150,10 @@ spec:
   template:
     metadata: {labels: {app: burst}}
     spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: %dm}}}]}
-`, fits+4, milli))
+`, fits+2, milli))
 		clusters := `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`
-		s.waitFor(t, fmt.Sprintf("member1=%d member2=4", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
-		s.waitFor(t, "4", "member2", "deploy", "burst", "-n", "fields", "-o", "jsonpath={.spec.replicas}")
+		s.waitFor(t, fmt.Sprintf("member1=%d member2=2", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		s.waitFor(t, "2", "member2", "deploy", "burst", "-n", "fields", "-o", "jsonpath={.spec.replicas}")
 		// Once member1's Cluster counts its pods (the estimate reads the
 		// Cluster's resourceSummary, refreshed every few seconds), scaling in
 		// takes member2's replicas first.
@@ -162,8 +163,8 @@ spec:
 			q, err := resource.ParseQuantity(got)
 			return err == nil && q.MilliValue() >= int64(fits)*milli, got
 		})
-		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", fmt.Sprint(fits+2))
-		s.waitFor(t, fmt.Sprintf("member1=%d member2=2", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
+		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", fmt.Sprint(fits+1))
+		s.waitFor(t, fmt.Sprintf("member1=%d member2=1", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
 		s.kubectl("", "scale", "deployment", "burst", "-n", "fields", "--replicas", fmt.Sprint(fits))
 		s.waitFor(t, fmt.Sprintf("member1=%d", fits), "", "rb", "burst-deployment", "-n", "fields", "-o", clusters)
 		s.waitFor(t, "", "member2", "deploy", "burst", "-n", "fields", "-o", "name")

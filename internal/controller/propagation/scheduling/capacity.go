@@ -125,15 +125,25 @@ func (c *Capacity) others(key, cluster string) []capacity.Demand {
 	return out
 }
 
-// assume replaces the binding's assumption by what clusters add over previous.
+// assume records what the binding's new decision clusters adds over previous (its
+// spec.clusters before the decision) to what it already had assumed: a decision that adds
+// nothing keeps the replicas still assumed, each cluster's entry capped at the replicas the
+// decision gives it, and a cluster the decision leaves is dropped.
 func (c *Capacity) assume(key string, spec *workv1alpha2.ResourceBindingSpec, previous, clusters []workv1alpha2.TargetCluster) {
 	held := map[string]int32{}
 	for _, tc := range previous {
 		held[tc.Name] += tc.Replicas
 	}
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	if c.assumed == nil {
+		c.assumed = map[string]assumption{}
+	}
+	old := c.assumed[key]
 	a := assumption{added: map[string]capacity.Demand{}, expires: time.Now().Add(AssumptionTTL)}
 	for _, tc := range clusters {
-		if more := tc.Replicas - held[tc.Name]; more > 0 {
+		more := max(tc.Replicas-held[tc.Name], 0) + old.added[tc.Name].Replicas
+		if more = min(more, tc.Replicas); more > 0 {
 			d := capacity.Demand{Replicas: more}
 			if r := spec.ReplicaRequirements; r != nil {
 				d.Requests, d.NodeClaim = r.ResourceRequest, r.NodeClaim
@@ -141,34 +151,45 @@ func (c *Capacity) assume(key string, spec *workv1alpha2.ResourceBindingSpec, pr
 			a.added[tc.Name] = d
 		}
 	}
-	c.amu.Lock()
-	defer c.amu.Unlock()
-	if c.assumed == nil {
-		c.assumed = map[string]assumption{}
-	}
 	if len(a.added) == 0 {
 		delete(c.assumed, key)
 		return
 	}
+	if len(old.added) > 0 && !old.expires.IsZero() {
+		a.expires = old.expires // the TTL runs from the first decision that assumed
+	}
 	c.assumed[key] = a
 }
 
-// release drops the assumptions of binding key in the clusters its aggregatedStatus reports
-// Healthy, and all of them once it is deleted.
-func (c *Capacity) release(key string, b binding.Object, deleted bool) {
+// release drops the assumptions of binding key in the clusters whose aggregatedStatus turned
+// Healthy between was and is (Karmada's rule: a cluster already Healthy before the decision
+// does not release the replicas it has yet to start), and all of them once it is deleted (is
+// nil).
+func (c *Capacity) release(key string, was, is binding.Object) {
 	c.amu.Lock()
 	defer c.amu.Unlock()
 	a, ok := c.assumed[key]
 	if !ok {
 		return
 	}
-	if deleted {
+	if is == nil {
 		delete(c.assumed, key)
 		return
 	}
-	for _, s := range binding.Status(b).AggregatedStatus {
-		if s.Health == workv1alpha2.ResourceHealthy {
-			delete(a.added, s.ClusterName)
+	healthy := func(b binding.Object) map[string]bool {
+		out := map[string]bool{}
+		if b == nil {
+			return out
+		}
+		for _, s := range binding.Status(b).AggregatedStatus {
+			out[s.ClusterName] = s.Health == workv1alpha2.ResourceHealthy
+		}
+		return out
+	}
+	before, after := healthy(was), healthy(is)
+	for cluster := range a.added {
+		if after[cluster] && !before[cluster] {
+			delete(a.added, cluster)
 		}
 	}
 	if len(a.added) == 0 {
@@ -185,17 +206,24 @@ func (c *Capacity) watch(mgr ctrl.Manager, kind binding.Kind) error {
 	if err != nil {
 		return err
 	}
-	on := func(o any, deleted bool) {
+	object := func(o any) binding.Object {
 		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
 			o = d.Obj
 		}
-		if b, ok := o.(binding.Object); ok {
-			c.release(b.GetNamespace()+"/"+b.GetName(), b, deleted)
-		}
+		b, _ := o.(binding.Object)
+		return b
 	}
 	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, n any) { on(n, false) },
-		DeleteFunc: func(o any) { on(o, true) },
+		UpdateFunc: func(o, n any) {
+			if was, is := object(o), object(n); was != nil && is != nil {
+				c.release(is.GetNamespace()+"/"+is.GetName(), was, is)
+			}
+		},
+		DeleteFunc: func(o any) {
+			if b := object(o); b != nil {
+				c.release(b.GetNamespace()+"/"+b.GetName(), b, nil)
+			}
+		},
 	})
 	return err
 }

@@ -57,9 +57,12 @@ func TestOvercommitProtectionKeepsTwoDecisionsApart(t *testing.T) {
 	if got := place(on, "b"); len(got) != 1 || got[0].Name != "member2" {
 		t.Errorf("with overcommit protection b went to %v, want member2: member1 has 1 CPU left after a", got)
 	}
-	// Rescheduling a binding replaces its assumption instead of adding to it.
+	// Deciding a binding again keeps what it still has to start, and does not add to it.
 	if got := place(on, "a"); len(got) != 1 || got[0].Name != "member1" {
 		t.Errorf("rescheduling a moved it to %v", got)
+	}
+	if got := on.others("default/c", "member1"); len(got) != 1 || got[0].Replicas != 3 {
+		t.Errorf("member1 holds %v after a was decided again, want a's 3 replicas", got)
 	}
 	if n := len(on.others("default/c", "member1")); n != 1 {
 		t.Errorf("member1 holds %d assumptions, want a's one", n)
@@ -71,9 +74,15 @@ func TestOvercommitProtectionKeepsTwoDecisionsApart(t *testing.T) {
 	}
 
 	// Released once a's member reports it Healthy, or at the TTL.
-	a := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}
-	a.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member1", Health: workv1alpha2.ResourceHealthy}}
-	on.release("default/a", a, false)
+	was := &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}
+	was.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member1", Health: workv1alpha2.ResourceUnhealthy}}
+	on.release("default/a", was, was)
+	if n := len(on.others("default/c", "member1")); n != 1 {
+		t.Errorf("a's assumption went before its member reported it Healthy: %d left", n)
+	}
+	is := was.DeepCopy()
+	is.Status.AggregatedStatus[0].Health = workv1alpha2.ResourceHealthy
+	on.release("default/a", was, is)
 	if n := len(on.others("default/c", "member1")); n != 0 {
 		t.Errorf("a's assumption outlived its Healthy report: %d left", n)
 	}

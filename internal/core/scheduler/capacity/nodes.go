@@ -2,9 +2,10 @@ package capacity
 
 import (
 	"math"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 
@@ -27,6 +28,8 @@ type Node struct {
 
 	// model marks a model node: resources its models do not bound do not bound it either.
 	model bool
+	// owned marks, in a simulation, a Free that is the simulation's own copy.
+	owned bool
 }
 
 // Demand is replicas of one pod shape placed together: a workload's replicas, one component
@@ -49,22 +52,30 @@ type Demand struct {
 // cordoned node (spec.unschedulable) is used only by pods tolerating
 // node.kubernetes.io/unschedulable. nodes is not modified. The result is in [0, Unlimited].
 func FitReplicas(nodes []Node, want Demand, assumed []Demand) int32 {
-	sim := make([]Node, len(nodes))
-	for i, n := range nodes {
-		sim[i] = n
-		sim[i].Free = n.Free.DeepCopy()
+	if len(assumed) > 0 {
+		nodes = slices.Clone(nodes) // a node's Free is copied when a pod is first placed on it
+		for _, d := range assumed {
+			place(nodes, d)
+		}
 	}
-	for _, d := range assumed {
-		place(sim, d)
+	// The wanted replicas are all alike: each node's own fit adds up.
+	match, reqs := matcher(want.NodeClaim), requestsOf(want.Requests)
+	var total int64
+	for i := range nodes {
+		if n := &nodes[i]; match(n) {
+			total += fits(n, reqs)
+			if total >= int64(Unlimited) {
+				return Unlimited
+			}
+		}
 	}
-	want.Replicas = Unlimited
-	return place(sim, want)
+	return int32(total)
 }
 
 // place puts up to d.Replicas pods of d onto nodes, first-fit, taking what they use from the
 // nodes, and returns how many it placed.
 func place(nodes []Node, d Demand) int32 {
-	match := matcher(d.NodeClaim)
+	match, reqs := matcher(d.NodeClaim), requestsOf(d.Requests)
 	remaining := int64(d.Replicas)
 	for i := range nodes {
 		if remaining <= 0 {
@@ -74,20 +85,20 @@ func place(nodes []Node, d Demand) int32 {
 		if !match(n) {
 			continue
 		}
-		k := min(fits(n, d.Requests), remaining)
+		k := min(fits(n, reqs), remaining)
 		if k <= 0 {
 			continue
 		}
 		n.FreePods -= k
-		for name, q := range d.Requests {
-			if name == corev1.ResourcePods || q.Sign() <= 0 {
-				continue
-			}
-			if have, ok := n.Free[name]; ok {
-				used := q.DeepCopy()
+		if !n.owned {
+			n.Free, n.owned = n.Free.DeepCopy(), true
+		}
+		for _, r := range reqs {
+			if have, ok := n.Free[r.name]; ok {
+				used := r.q.DeepCopy()
 				used.Mul(k)
 				have.Sub(used)
-				n.Free[name] = have
+				n.Free[r.name] = have
 			}
 		}
 		remaining -= k
@@ -95,21 +106,36 @@ func place(nodes []Node, d Demand) int32 {
 	return int32(int64(d.Replicas) - max(remaining, 0))
 }
 
-// fits is how many pods with requests fit onto n as it is now.
-func fits(n *Node, requests corev1.ResourceList) int64 {
-	bound := max(n.FreePods, 0)
-	for name, q := range requests {
-		if name == corev1.ResourcePods || q.Sign() <= 0 {
-			continue
+// request is one positive resource request of a pod, "pods" aside.
+type request struct {
+	name corev1.ResourceName
+	q    resource.Quantity
+}
+
+// requestsOf lists the positive requests of l but "pods", once per estimate rather than per
+// node.
+func requestsOf(l corev1.ResourceList) []request {
+	out := make([]request, 0, len(l))
+	for name, q := range l {
+		if name != corev1.ResourcePods && q.Sign() > 0 {
+			out = append(out, request{name, q})
 		}
-		have, ok := n.Free[name]
+	}
+	return out
+}
+
+// fits is how many pods with requests reqs fit onto n as it is now.
+func fits(n *Node, reqs []request) int64 {
+	bound := max(n.FreePods, 0)
+	for _, r := range reqs {
+		have, ok := n.Free[r.name]
 		if !ok {
 			if n.model {
 				continue
 			}
 			return 0
 		}
-		bound = min(bound, quotient(have, q))
+		bound = min(bound, quotient(have, r.q))
 	}
 	return min(bound, math.MaxInt32)
 }
@@ -120,22 +146,28 @@ var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect
 // matcher returns whether pods with claim may run on a node: Ready, its labels matched by the
 // claim's node selector and hard node affinity, its scheduling taints tolerated.
 func matcher(claim *workv1alpha2.NodeClaim) func(*Node) bool {
-	var affinity nodeaffinity.RequiredNodeAffinity
+	type label struct{ key, value string }
+	var selector []label
+	var affinity *nodeaffinity.LazyErrorNodeSelector
 	var tolerations []corev1.Toleration
 	if claim != nil {
-		var a *corev1.Affinity
-		if claim.HardNodeAffinity != nil {
-			a = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: claim.HardNodeAffinity}}
-		}
-		affinity = nodeaffinity.NewRequiredNodeAffinity(claim.NodeSelector, a)
 		tolerations = claim.Tolerations
-	} else {
-		affinity = nodeaffinity.NewRequiredNodeAffinity(nil, nil)
-	}
-	scheduling := func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		for k, v := range claim.NodeSelector {
+			selector = append(selector, label{k, v})
+		}
+		if claim.HardNodeAffinity != nil {
+			affinity = nodeaffinity.NewLazyErrorNodeSelector(claim.HardNodeAffinity)
+		}
 	}
 	logger := klog.Background()
+	tolerates := func(t *corev1.Taint) bool {
+		for i := range tolerations {
+			if tolerations[i].ToleratesTaint(logger, t, false) {
+				return true
+			}
+		}
+		return false
+	}
 	return func(n *Node) bool {
 		if !n.Ready {
 			return false
@@ -143,13 +175,25 @@ func matcher(claim *workv1alpha2.NodeClaim) func(*Node) bool {
 		if n.Node == nil {
 			return true
 		}
-		if ok, err := affinity.Match(n.Node); err != nil || !ok {
+		for _, l := range selector {
+			if have, ok := n.Node.Labels[l.key]; !ok || have != l.value {
+				return false
+			}
+		}
+		if affinity != nil {
+			if ok, err := affinity.Match(n.Node); err != nil || !ok {
+				return false
+			}
+		}
+		if n.Node.Spec.Unschedulable && !tolerates(&unschedulableTaint) {
 			return false
 		}
-		if n.Node.Spec.Unschedulable && !corev1helpers.TolerationsTolerateTaint(logger, tolerations, &unschedulableTaint, false) {
-			return false
+		for i := range n.Node.Spec.Taints {
+			t := &n.Node.Spec.Taints[i]
+			if (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) && !tolerates(t) {
+				return false
+			}
 		}
-		_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(logger, n.Node.Spec.Taints, tolerations, scheduling, false)
-		return !untolerated
+		return true
 	}
 }
