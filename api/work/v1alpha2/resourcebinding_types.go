@@ -414,6 +414,10 @@ const (
 	// BindingReasonSchedulerError: the placement could not be evaluated (an
 	// invalid selector, an unknown value); the last placement is kept.
 	BindingReasonSchedulerError = "SchedulerError"
+	// BindingReasonQuotaExceeded: the placement would take the namespace's
+	// bindings past a FederatedResourceQuota's spec.overall
+	// (FederatedQuotaEnforcement); the last placement is kept.
+	BindingReasonQuotaExceeded = "QuotaExceeded"
 )
 
 // Reasons of the FullyApplied condition, with Karmada's strings.

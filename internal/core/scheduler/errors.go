@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/core/quota"
 )
 
 // Reasons of a binding's Scheduled condition, with Karmada's strings (defined in work/v1alpha2).
@@ -21,6 +22,8 @@ const (
 	ReasonUnschedulable = workv1alpha2.BindingReasonUnschedulable
 	// ReasonSchedulerError: anything else, for example a placement that does not compile.
 	ReasonSchedulerError = workv1alpha2.BindingReasonSchedulerError
+	// ReasonQuotaExceeded: a FederatedResourceQuota refuses the placement (quota.ExceededError).
+	ReasonQuotaExceeded = workv1alpha2.BindingReasonQuotaExceeded
 )
 
 // messageLimit bounds NoClusterFitError messages, well below the 32768-byte limit of a
@@ -131,9 +134,12 @@ func unschedulable(format string, args ...any) error {
 func ConditionReason(err error) string {
 	var noFit *NoClusterFitError
 	var unsched *UnschedulableError
+	var exceeded *quota.ExceededError
 	switch {
 	case err == nil:
 		return ReasonSuccess
+	case errors.As(err, &exceeded):
+		return ReasonQuotaExceeded
 	case errors.As(err, &noFit):
 		return ReasonNoClusterFit
 	case errors.As(err, &unsched):

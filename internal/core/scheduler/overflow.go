@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -61,12 +62,13 @@ func (p *problem) overflows(t tiers) bool {
 // order takes what is left, up to its capacity (what its clusters can still take plus what
 // they already hold of this binding), and divides that among its own clusters as
 // divideByCapacity does, incrementally from what they hold. Scaling out thus fills the
-// preferred group before the first overflow group, and so on; scaling in takes replicas back
-// from the last tier first, since earlier tiers keep what they hold. When the selected
-// clusters already hold exactly the replicas, the placement stands, as Karmada schedules a
-// binding again only when its replicas or placement change: the free resources a cluster
-// reports lag behind what was just placed there, and a fresh division would count them
-// twice. Returns *UnschedulableError when all tiers together cannot take the replicas.
+// preferred group before the first overflow group, and so on. Scaling in only takes replicas
+// back, from the last tier first (scaleInByTier): a cluster never gains replicas when the
+// binding shrinks, even where the preferred group has room again. When the selected clusters
+// already hold exactly the replicas, the placement stands, as Karmada schedules a binding
+// again only when its replicas or placement change: the free resources a cluster reports lag
+// behind what was just placed there, and a fresh division would count them twice. Returns
+// *UnschedulableError when all tiers together cannot take the replicas.
 func (p *problem) divideByTier(selected []*candidate) ([]workv1alpha2.TargetCluster, error) {
 	byTier := map[int][]*candidate{}
 	last := 0
@@ -76,12 +78,8 @@ func (p *problem) divideByTier(selected []*candidate) ([]workv1alpha2.TargetClus
 		last = max(last, c.tier)
 		held += int64(c.previous)
 	}
-	if held == int64(p.in.Replicas) {
-		kept := map[string]int32{}
-		for _, c := range selected {
-			kept[c.cluster.Name] = c.previous
-		}
-		return targetClusters(kept, false), nil
+	if held >= int64(p.in.Replicas) && held > 0 {
+		return targetClusters(scaleInByTier(selected, held-int64(p.in.Replicas)), false), nil
 	}
 	remaining := int64(p.in.Replicas)
 	var capacity int64
@@ -109,6 +107,30 @@ func (p *problem) divideByTier(selected []*candidate) ([]workv1alpha2.TargetClus
 		return nil, unschedulable("not enough resources: the clusters of the preferred group and its overflowAffinities can take %d replica(s), %d needed", capacity, p.in.Replicas)
 	}
 	return targetClusters(result, false), nil
+}
+
+// scaleInByTier takes excess replicas back from what the selected clusters hold: from the last
+// tier first and, within a tier, from the cluster holding the fewest first (so that the
+// replicas stay on as few clusters as they can), ties broken by name. It returns each
+// cluster's replicas after.
+func scaleInByTier(selected []*candidate, excess int64) map[string]int32 {
+	order := slices.Clone(selected)
+	slices.SortStableFunc(order, func(a, b *candidate) int {
+		switch {
+		case a.tier != b.tier:
+			return b.tier - a.tier
+		case a.previous != b.previous:
+			return int(a.previous - b.previous)
+		}
+		return strings.Compare(a.cluster.Name, b.cluster.Name)
+	})
+	kept := map[string]int32{}
+	for _, c := range order {
+		take := min(excess, int64(c.previous))
+		excess -= take
+		kept[c.cluster.Name] = c.previous - int32(take)
+	}
+	return kept
 }
 
 // overflowTerm is what affinityTerm keeps of a term's overflowAffinities.

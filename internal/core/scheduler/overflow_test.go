@@ -62,6 +62,12 @@ func TestOverflowAffinities(t *testing.T) {
 			want: targets("member1", 4),
 		},
 		{
+			name: "scaling in never moves replicas into the preferred group, though it has room again",
+			in: Input{Placement: tiered(aggregated), Replicas: 5, Previous: targets("member1", 3, "member2", 3),
+				Clusters: clusters(cluster("member1").pods(3), cluster("member2").pods(0), cluster("member3").pods(8))},
+			want: targets("member1", 3, "member2", 2),
+		},
+		{
 			name: "scaling out keeps what each group holds and fills the preferred one first",
 			in: Input{Placement: tiered(aggregated), Replicas: 10, Previous: targets("member1", 2, "member2", 2),
 				Clusters: clusters(cluster("member1").pods(2), cluster("member2").pods(10), cluster("member3").pods(10))},

@@ -1,0 +1,106 @@
+// Package quota is the arithmetic of FederatedResourceQuota enforcement
+// (Karmada's FederatedQuotaEnforcement): what a ResourceBinding's placement
+// uses, and whether a namespace's bindings stay within a quota's
+// spec.overall. Pure functions over the API types.
+package quota
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+)
+
+// Usage is what a binding with spec and placement clusters uses, as Karmada computes it: with
+// spec.components, the per-set requests (each component's requests × its replicas) once per
+// cluster; otherwise spec.replicaRequirements.resourceRequest × the replicas summed over
+// clusters. Resource names are the requests' own ("cpu", "memory", ...). A binding without
+// requests or clusters uses nothing.
+func Usage(spec *workv1alpha2.ResourceBindingSpec, clusters []workv1alpha2.TargetCluster) corev1.ResourceList {
+	usage := corev1.ResourceList{}
+	if spec == nil || len(clusters) == 0 {
+		return usage
+	}
+	if len(spec.Components) > 0 {
+		for _, c := range spec.Components {
+			if c.ReplicaRequirements == nil {
+				continue
+			}
+			add(usage, c.ReplicaRequirements.ResourceRequest, int64(c.Replicas)*int64(len(clusters)))
+		}
+		return usage
+	}
+	if spec.ReplicaRequirements == nil {
+		return usage
+	}
+	var replicas int64
+	for _, tc := range clusters {
+		replicas += int64(tc.Replicas)
+	}
+	add(usage, spec.ReplicaRequirements.ResourceRequest, replicas)
+	return usage
+}
+
+// add adds times × each of per to sum, leaving out zero quantities.
+func add(sum, per corev1.ResourceList, times int64) {
+	if times <= 0 {
+		return
+	}
+	for name, q := range per {
+		if q.IsZero() {
+			continue
+		}
+		total := q.DeepCopy()
+		total.Mul(times)
+		cur := sum[name]
+		cur.Add(total)
+		sum[name] = cur
+	}
+}
+
+// Sum adds the lists, keeping only the resources overall names (Karmada counts nothing else
+// against a quota).
+func Sum(overall corev1.ResourceList, lists ...corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, l := range lists {
+		for name, q := range l {
+			if _, counted := overall[name]; !counted {
+				continue
+			}
+			cur := out[name]
+			cur.Add(q)
+			out[name] = cur
+		}
+	}
+	return out
+}
+
+// Exceeded returns, sorted, a description of each resource whose used amount is above
+// overall, such as "cpu: 3 requested, 2 allowed"; nil when used fits.
+func Exceeded(overall, used corev1.ResourceList) []string {
+	var out []string
+	for name, limit := range overall {
+		if q, ok := used[name]; ok && q.Cmp(limit) > 0 {
+			out = append(out, fmt.Sprintf("%s: %s requested, %s allowed", name, q.String(), limit.String()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ExceededError is a placement refused because it would take a namespace's bindings past a
+// FederatedResourceQuota's spec.overall. The scheduler reports it as the Scheduled condition's
+// reason QuotaExceeded (Karmada's BindingReasonQuotaExceeded).
+type ExceededError struct {
+	// Quota is the FederatedResourceQuota's namespace/name.
+	Quota string
+	// Resources describe each exceeded resource (Exceeded).
+	Resources []string
+}
+
+func (e *ExceededError) Error() string {
+	return fmt.Sprintf("exceeded FederatedResourceQuota %s: %s", e.Quota, strings.Join(e.Resources, "; "))
+}
