@@ -246,3 +246,15 @@ const (
 	// EvictWorkloadFromClusterFailed: the eviction could not be written.
 	EvictWorkloadFromClusterFailed = "EvictWorkloadFromClusterFailed"
 )
+
+// FederatedResourceQuota events, Karmada's, on the quota: SyncWorkSucceed and SyncWorkFailed
+// (its ResourceQuota Works, from federatedResourceQuotaSync), AggregateStatusSucceed and
+// AggregateStatusFailed (its aggregatedStatus, from federatedResourceQuotaStatus) and, with
+// FederatedQuotaEnforcement:
+const (
+	// CollectOverallStatusSucceed: overall and overallUsed were computed from the
+	// namespace's ResourceBindings.
+	CollectOverallStatusSucceed = "CollectOverallStatusSucceed"
+	// CollectOverallStatusFailed: they could not be computed or written.
+	CollectOverallStatusFailed = "CollectOverallStatusFailed"
+)

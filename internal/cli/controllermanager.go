@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/federatedresourcequota"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
@@ -90,6 +91,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"how long an evicted cluster keeps its copy while the replacement elsewhere is not yet healthy (graceful eviction tasks without gracePeriodSeconds)")
 	fl.DurationVar(&f.opts.CronFederatedHPAMissedRunWindow, "cronfederatedhpa-missed-run-window", cronfederatedhpa.DefaultMissedRunWindow,
 		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
+	fl.DurationVar(&f.opts.FederatedResourceQuotaSyncPeriod, "federated-resource-quota-sync-period", federatedresourcequota.DefaultSyncPeriod,
+		"how often, with --feature-gates=FederatedQuotaEnforcement=true, every FederatedResourceQuota's overallUsed is recomputed from its namespace's bindings")
 	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",
 		"addresses the built-in 'local' load balancer provider gives MultiClusterServices of type LoadBalancer: a CIDR (10.255.0.0/24) or a range (10.255.0.10-10.255.0.50); empty configures no provider (needs --feature-gates=MultiClusterService=true)")
 	f.opts.FederatedHPA = hpa.DefaultConfig()

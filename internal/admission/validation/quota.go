@@ -1,9 +1,11 @@
 package validation
 
 import (
+	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kubernetes/pkg/apis/core"
@@ -18,7 +20,9 @@ import (
 // pods or count/deployments.apps, or a domain-prefixed name), every quantity is non-negative
 // and whole for the resources counted in units (pods, services, count/...), and each
 // staticAssignments[].clusterName is a cluster name (a DNS-1123 label of at most 48
-// characters). Errors carry field paths such as spec.overall[cpu].
+// characters); and, as Karmada's webhook checks, each resource of an assignment is one that
+// spec.overall names, and spec.overall is at least the sum of the assignments, per resource.
+// Errors carry field paths such as spec.overall[cpu].
 func validateFederatedResourceQuota(q *policyv1alpha1.FederatedResourceQuota) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := validateQuotaList(q.Spec.Overall, specPath.Child("overall"))
@@ -31,8 +35,36 @@ func validateFederatedResourceQuota(q *policyv1alpha1.FederatedResourceQuota) fi
 			errs = append(errs, field.TooLong(p.Child("clusterName"), a.ClusterName, 48))
 		}
 		errs = append(errs, validateQuotaList(a.Hard, p.Child("hard"))...)
+		for _, k := range sortedNames(a.Hard) {
+			if _, ok := q.Spec.Overall[k]; !ok {
+				errs = append(errs, field.Invalid(p.Child("hard").Key(string(k)), string(k),
+					"assignment resourceName is not exist in overall: add it to spec.overall or remove it from this assignment"))
+			}
+		}
+	}
+	for _, k := range sortedNames(q.Spec.Overall) {
+		var assigned resource.Quantity
+		for _, a := range q.Spec.StaticAssignments {
+			if v, ok := a.Hard[k]; ok {
+				assigned.Add(v)
+			}
+		}
+		if overall := q.Spec.Overall[k]; overall.Cmp(assigned) < 0 {
+			errs = append(errs, field.Invalid(specPath.Child("overall").Key(string(k)), overall.String(),
+				fmt.Sprintf("overall is less than assignments (%s assigned to clusters)", assigned.String())))
+		}
 	}
 	return errs
+}
+
+// sortedNames are the names of l, sorted.
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(l))
+	for k := range l {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // validateQuotaList checks the names and quantities of one resource list, in name order.

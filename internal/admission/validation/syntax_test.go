@@ -124,6 +124,10 @@ func TestEnumsAndSyntaxesAreChecked(t *testing.T) {
 		{"frq negative", frq + "spec: {overall: {cpu: \"-1\"}}", "spec.overall[cpu]"},
 		{"frq fractional pods", frq + "spec: {overall: {pods: 1500m}}", "spec.overall[pods]"},
 		{"frq cluster name", frq + "spec: {overall: {cpu: \"1\"}, staticAssignments: [{clusterName: Member_1, hard: {cpu: \"1\"}}]}", "spec.staticAssignments[0].clusterName"},
+		{"frq assignments over overall", frq + "spec: {overall: {cpu: \"2\"}, staticAssignments: [{clusterName: member1, hard: {cpu: \"2\"}}, {clusterName: member2, hard: {cpu: 500m}}]}",
+			"spec.overall[cpu]"},
+		{"frq assignment resource not in overall", frq + "spec: {overall: {cpu: \"2\"}, staticAssignments: [{clusterName: member1, hard: {memory: 1Gi}}]}",
+			"spec.staticAssignments[0].hard[memory]"},
 		{"frq assignment resource", frq + "spec: {overall: {cpu: \"1\"}, staticAssignments: [{clusterName: member1, hard: {\"bad name!\": \"1\"}}]}", "spec.staticAssignments[0].hard[bad name!]"},
 		// Cluster: endpoint and proxy URLs, topology values, taints.
 		{"cluster valid", cl + "spec: {syncMode: Push, apiEndpoint: \"https://172.18.0.3:6443\", proxyURL: \"socks5://10.0.0.1:1080\", provider: aws, region: us-east-1, zones: [us-east-1a, us-east-1b], taints: [{key: cluster.karmada.io/not-ready, effect: NoExecute}, {key: dedicated, value: gpu, effect: PreferNoSchedule}]}", ""},

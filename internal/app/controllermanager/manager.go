@@ -59,6 +59,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/dependencies"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/detector"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/execution"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/federatedresourcequota"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/status"
@@ -86,7 +87,8 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
-	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName}
+	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
+	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName}
 
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
@@ -141,6 +143,10 @@ type Options struct {
 	// (--scheduler-estimator-timeout; 0 is Karmada's 3s).
 	EnableSchedulerEstimator  bool
 	SchedulerEstimatorTimeout time.Duration
+	// FederatedResourceQuotaSyncPeriod is how often, with
+	// FederatedQuotaEnforcement, every quota's overallUsed is recomputed
+	// (--federated-resource-quota-sync-period; 0 is Karmada's 5m).
+	FederatedResourceQuotaSyncPeriod time.Duration
 	// EnableNoExecuteTaintEviction lets the taint manager evict bindings
 	// from clusters with untolerated NoExecute taints
 	// (--enable-no-execute-taint-eviction, false as in Karmada).
@@ -289,7 +295,7 @@ var builders = []builder{
 					Graceful: features.Or(s.opts.Features).Enabled(features.GracefulEviction), Recorder: s.recorders.For("taint-manager"), Gate: s.gate,
 					Pace: pace, DefaultPurgeMode: s.opts.NoExecuteTaintEvictionPurgeMode}
 				if s.opts.FastPaths.Preschedule && s.on["scheduler"] {
-					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true, Capacity: s.capacity()}.Preschedule
+					tm.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: true, Capacity: s.capacity(), Quotas: s.quotas()}.Preschedule
 				}
 				out = append(out, tm)
 			}
@@ -301,12 +307,12 @@ var builders = []builder{
 	}},
 	{"scheduler", func(s *shared) ([]setup, error) {
 		if s.opts.FastPaths.Preschedule {
-			s.detector.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity()}.Preschedule
+			s.detector.Preschedule = scheduling.Prescheduler{TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity(), Quotas: s.quotas()}.Preschedule
 		}
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events("karmada-scheduler"), Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
-				TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity()})
+				TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity(), Quotas: s.quotas()})
 		}
 		return out, nil
 	}},
@@ -434,6 +440,20 @@ var builders = []builder{
 		}
 		return out, nil
 	}},
+	{federatedresourcequota.SyncControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&federatedresourcequota.SyncReconciler{Client: s.client, Events: s.events("federated-resource-quota-sync-controller")}}, nil
+	}},
+	{federatedresourcequota.StatusControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&federatedresourcequota.StatusReconciler{Client: s.client, Enforcement: s.quotas() != nil,
+			Events: s.events("federated-resource-quota-status-controller")}}, nil
+	}},
+	{federatedresourcequota.EnforcementControllerName, func(s *shared) ([]setup, error) {
+		if s.quotas() == nil {
+			return nil, nil // FederatedQuotaEnforcement off
+		}
+		return []setup{&federatedresourcequota.EnforcementReconciler{Client: s.client, SyncPeriod: s.opts.FederatedResourceQuotaSyncPeriod,
+			Events: s.events("federated-resource-quota-enforcement-controller")}}, nil
+	}},
 	{workloadrebalancer.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&workloadrebalancer.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil
 	}},
@@ -507,15 +527,16 @@ func (s *shared) collector() setup {
 
 // shared is what the controllers of one manager share.
 type shared struct {
-	opts      Options
-	on        map[string]bool
-	mgr       ctrl.Manager
-	client    client.Client
-	dynamic   dynamic.Interface
-	members   *registry.Registry
-	estimates *scheduling.Capacity // capacity(), made on first use
-	detector  *detector.Detector
-	execution *execution.Reconciler
+	opts           Options
+	on             map[string]bool
+	mgr            ctrl.Manager
+	client         client.Client
+	dynamic        dynamic.Interface
+	members        *registry.Registry
+	estimates      *scheduling.Capacity // capacity(), made on first use
+	quotaAdmission *scheduling.Quotas   // quotas(), made on first use
+	detector       *detector.Detector
+	execution      *execution.Reconciler
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
 	// nothing).
 	gate *statusgate.Gate
@@ -544,6 +565,18 @@ func (s *shared) capacity() *scheduling.Capacity {
 		}
 	}
 	return s.estimates
+}
+
+// quotas is the scheduler's FederatedResourceQuota admission, one for the
+// process; nil with FederatedQuotaEnforcement off.
+func (s *shared) quotas() *scheduling.Quotas {
+	if !features.Or(s.opts.Features).Enabled(features.FederatedQuotaEnforcement) {
+		return nil
+	}
+	if s.quotaAdmission == nil {
+		s.quotaAdmission = &scheduling.Quotas{}
+	}
+	return s.quotaAdmission
 }
 
 func (s *shared) taintManagerEvicts() bool {

@@ -85,6 +85,15 @@ const (
 	// free room (Karmada's gate, alpha, off by default).
 	SchedulingOvercommitProtection featuregate.Feature = "SchedulingOvercommitProtection"
 
+	// FederatedQuotaEnforcement makes FederatedResourceQuotas' spec.overall
+	// binding (Karmada's gate, alpha, off by default): the
+	// federatedResourceQuotaEnforcement controller computes overallUsed from
+	// the namespace's ResourceBindings, and the scheduler refuses a placement
+	// that would take them past overall (Scheduled=False, QuotaExceeded).
+	// Off, overallUsed sums what the members' ResourceQuotas report and
+	// nothing is refused on the control plane.
+	FederatedQuotaEnforcement featuregate.Feature = "FederatedQuotaEnforcement"
+
 	// ClientsAllowCBOR lets Flotilla's clients read objects in CBOR from API
 	// servers that serve it (client-go's gate of the same name, KEP-4222;
 	// the local stack's API servers run with CBORServingAndStorage). An API
@@ -109,6 +118,7 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 
 	CustomizedClusterResourceModeling: {Default: true, PreRelease: featuregate.Beta},
 	SchedulingOvercommitProtection:    {Default: false, PreRelease: featuregate.Alpha},
+	FederatedQuotaEnforcement:         {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

@@ -78,6 +78,40 @@ func Sum(overall corev1.ResourceList, lists ...corev1.ResourceList) corev1.Resou
 	return out
 }
 
+// Namespace sums Usage over a namespace's bindings, the resources overall names. override,
+// by binding name, gives a binding's usage instead of its placement's, and adds bindings the
+// list lacks (decisions the caller's cache does not show yet).
+func Namespace(overall corev1.ResourceList, bindings []workv1alpha2.ResourceBinding, override map[string]corev1.ResourceList) corev1.ResourceList {
+	usages := make([]corev1.ResourceList, 0, len(bindings)+len(override))
+	seen := map[string]bool{}
+	for i := range bindings {
+		rb := &bindings[i]
+		seen[rb.Name] = true
+		if u, ok := override[rb.Name]; ok {
+			usages = append(usages, u)
+			continue
+		}
+		usages = append(usages, Usage(&rb.Spec, rb.Spec.Clusters))
+	}
+	for name, u := range override {
+		if !seen[name] {
+			usages = append(usages, u)
+		}
+	}
+	return Sum(overall, usages...)
+}
+
+// Grows reports whether after uses more than before of a resource overall names.
+func Grows(overall, before, after corev1.ResourceList) bool {
+	for name := range overall {
+		a, b := after[name], before[name]
+		if a.Cmp(b) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Exceeded returns, sorted, a description of each resource whose used amount is above
 // overall, such as "cpu: 3 requested, 2 allowed"; nil when used fits.
 func Exceeded(overall, used corev1.ResourceList) []string {

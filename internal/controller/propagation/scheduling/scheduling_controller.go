@@ -66,6 +66,10 @@ type Reconciler struct {
 	// node-level estimator, overcommit protection), shared with the
 	// detector's Prescheduler; nil is the general estimator with models.
 	Capacity *Capacity
+	// Quotas, if set, enforces FederatedResourceQuotas on placements
+	// (FederatedQuotaEnforcement), shared with the Prescheduler; a quota's
+	// change retries the bindings it refused.
+	Quotas *Quotas
 
 	wakeup statusgate.Wakeup
 	queues *queues
@@ -116,8 +120,30 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				r.Kind.EnqueueAll(ctx, r.Client, q)
 			},
 		}, builder.WithPredicates(queue.NotInitialList)).
+		Watches(&policyv1alpha1.FederatedResourceQuota{}, handler.Funcs{
+			CreateFunc: func(_ context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.retryUnschedulable(q)
+			},
+			UpdateFunc: func(_ context.Context, _ event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.retryUnschedulable(q)
+			},
+			DeleteFunc: func(_ context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+				r.retryUnschedulable(q)
+			},
+		}, builder.WithPredicates(queue.NotInitialList)).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// retryUnschedulable queues again the bindings that found no room (or no
+// quota) at their last attempt.
+func (r *Reconciler) retryUnschedulable(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if r.Quotas == nil {
+		return
+	}
+	for _, req := range r.queues.unschedulableRequests() {
+		q.Add(req)
+	}
 }
 
 // byPriority queues a binding at its spec.schedulePriority.priority
@@ -262,7 +288,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
-	decision, schedErr := decide(ctx, r.Client, b, live(clusters.Items), r.TaintManagerEvicts, r.Capacity)
+	decision, schedErr := decide(ctx, r.Client, b, live(clusters.Items), r.TaintManagerEvicts, r.Capacity, r.Quotas)
 	unschedulable = schedErr != nil
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
 		Message: "Binding has been scheduled successfully."}
@@ -370,6 +396,8 @@ type Prescheduler struct {
 	TaintManagerEvicts bool
 	// Capacity is Reconciler.Capacity.
 	Capacity *Capacity
+	// Quotas is Reconciler.Quotas.
+	Quotas *Quotas
 }
 
 // Preschedule is the package's Preschedule with p's options.
@@ -394,7 +422,7 @@ func (p Prescheduler) Preschedule(ctx context.Context, c client.Reader, b bindin
 	start := time.Now()
 	placement := binding.AppliedPlacement(spec)
 	kind := scheduleType(b, placement)
-	decision, err := decide(ctx, c, b, live, p.TaintManagerEvicts, p.Capacity)
+	decision, err := decide(ctx, c, b, live, p.TaintManagerEvicts, p.Capacity, p.Quotas)
 	if err != nil {
 		return nil // the controller's attempt, which follows, is the one counted
 	}

@@ -28,11 +28,16 @@ var grouped = struct {
 // decide is scheduler.Decide for b over clusters, with the estimators
 // capacity gives (nil: the general estimator with resource models) and b's
 // workload groups (spec.workloadAffinityGroups) resolved against the other
-// ResourceBindings of its namespace that c reads.
-func decide(ctx context.Context, c client.Reader, b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEvicts bool, capacity *Capacity) (scheduler.Decision, error) {
+// ResourceBindings of its namespace that c reads; quotas, if set, then
+// admit the decision or refuse it (quota.ExceededError).
+func decide(ctx context.Context, c client.Reader, b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEvicts bool, capacity *Capacity, quotas *Quotas) (scheduler.Decision, error) {
 	in := input(b, clusters, taintManagerEvicts)
 	return capacity.decide(b.GetNamespace()+"/"+b.GetName(), binding.Spec(b), &in, func() (scheduler.Decision, error) {
-		return decideGrouped(ctx, c, b, in)
+		d, err := decideGrouped(ctx, c, b, in)
+		if err == nil {
+			err = quotas.admit(ctx, c, b, d.Clusters)
+		}
+		return d, err
 	})
 }
 
