@@ -152,7 +152,7 @@ var Fields = []FieldUse{
 	{Kinds: []string{"ServiceImport"}, Path: "spec.trafficDistribution", NotActing: "accepted and ignored"},
 
 	// Kinds served and stored, with no controller yet.
-	{Kinds: []string{"FederatedResourceQuota"}, Path: "spec", Subtree: true, NotActing: "stored; no controller enforces FederatedResourceQuota yet"},
+	{Kinds: []string{"FederatedResourceQuota"}, Path: "spec", Subtree: true, ActedOnBy: "federatedResourceQuotaSync, federatedResourceQuotaStatus and federatedResourceQuotaEnforcement controllers, scheduler (FederatedQuotaEnforcement), FlotillaValidation admission"},
 	{Kinds: []string{"Remedy"}, Path: "spec", Subtree: true, NotActing: "stored; no controller acts on Remedy yet"},
 }
 

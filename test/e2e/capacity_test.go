@@ -23,11 +23,16 @@ import (
 //     member2 has left.
 //   - flotilla top clusters shows the free room and grades; bad models are refused, naming
 //     the field.
+//   - A FederatedResourceQuota (FederatedQuotaEnforcement on) puts its ResourceQuota in the
+//     member it assigns to, and nowhere else; 3 replicas of 100m against an overall of 200m
+//     are refused (QuotaExceeded, nothing in the members) until scaled to 2; assignments over
+//     overall are refused at admission.
 func TestCapacityAwarePlacement(t *testing.T) {
 	example := exampleDir(t, "capacity")
 	config := filepath.Join(example, "stack.yaml")
 	s := newStack(t)
-	s.upWith("--config", config, "--feature-gates=SchedulingOvercommitProtection=true", "--controller-manager-arg=--enable-scheduler-estimator=true")
+	s.upWith("--config", config, "--feature-gates=SchedulingOvercommitProtection=true,FederatedQuotaEnforcement=true",
+		"--controller-manager-arg=--enable-scheduler-estimator=true")
 	s.kubectl("", "create", "namespace", "capacity")
 
 	// 1.5 CPU and 8Gi free: grade 1 of Karmada's defaults (CPU [1,2), memory [4Gi,16Gi)),
@@ -70,6 +75,74 @@ func TestCapacityAwarePlacement(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("flotilla top clusters does not show %q:\n%s", want, out)
 			}
+		}
+	})
+
+	t.Run("a FederatedResourceQuota sets member quotas and refuses placements past overall", func(t *testing.T) {
+		s.kubectl("", "create", "namespace", "quota")
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: FederatedResourceQuota
+metadata: {name: team, namespace: quota}
+spec:
+  overall: {cpu: 200m}
+  staticAssignments: [{clusterName: member1, hard: {cpu: 100m}}]
+`)
+		// One ResourceQuota, in member1 only, through a Work with Karmada's labels.
+		s.waitFor(t, "100m", "member1", "resourcequota", "team", "-n", "quota", "-o", "jsonpath={.spec.hard.cpu}")
+		if got := s.get("member2", "resourcequota", "-n", "quota", "-o", "name"); got != "" {
+			t.Errorf("member2, which has no assignment, has ResourceQuotas: %s", got)
+		}
+		s.waitFor(t, "team", "", "work", "-A", "-l", "federatedresourcequota.karmada.io/namespace=quota", "-o", "jsonpath={.items[0].metadata.labels.federatedresourcequota\\.karmada\\.io/name}")
+		s.waitFor(t, "member1:100m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={range .status.aggregatedStatus[*]}{.clusterName}:{.hard.cpu}{end}")
+		s.waitFor(t, "200m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={.status.overall.cpu}")
+
+		// 3 replicas of 100m against an overall of 200m: refused, nothing in the members.
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: app, namespace: quota}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: app}]
+  placement: {clusterAffinity: {clusterNames: [member2]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app, namespace: quota}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}}}]}
+`)
+		s.waitFor(t, "False/QuotaExceeded", "", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={.status.conditions[?(@.type=="Scheduled")].status}/{.status.conditions[?(@.type=="Scheduled")].reason}`)
+		msg := s.get("", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={.status.conditions[?(@.type=="Scheduled")].message}`)
+		if !strings.Contains(msg, "quota/team") || !strings.Contains(msg, "cpu: 300m requested, 200m allowed") {
+			t.Errorf("the QuotaExceeded message does not name the quota and the resource: %q", msg)
+		}
+		if got := s.get("member2", "deploy", "app", "-n", "quota", "-o", "name"); got != "" {
+			t.Errorf("a refused Deployment reached member2: %s", got)
+		}
+		eventually(t, time.Minute, "a ScheduleBindingFailed event on the Deployment", func() (bool, string) {
+			out := s.get("", "events", "-n", "quota", "--field-selector", "reason=ScheduleBindingFailed,involvedObject.name=app", "-o", "jsonpath={.items[*].message}")
+			return strings.Contains(out, "exceeded FederatedResourceQuota"), out
+		})
+
+		// Scaling down to what overall allows places it, and overallUsed follows.
+		s.kubectl("", "scale", "deployment", "app", "-n", "quota", "--replicas", "2")
+		s.waitFor(t, "member2=2", "", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`)
+		s.waitFor(t, "200m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={.status.overallUsed.cpu}")
+		s.waitFor(t, "2", "member2", "deploy", "app", "-n", "quota", "-o", "jsonpath={.status.readyReplicas}")
+
+		// An assignment taken away takes its member quota with it.
+		s.kubectl("", "patch", "federatedresourcequota", "team", "-n", "quota", "--type=json", "-p", `[{"op":"remove","path":"/spec/staticAssignments"}]`)
+		s.waitFor(t, "", "member1", "resourcequota", "-n", "quota", "-o", "name")
+
+		// Assignments over overall are refused, naming the field.
+		kc, ctx := s.kubeconfig("")
+		out, err := kubectlAs(kc, "--context", ctx, "patch", "federatedresourcequota", "team", "-n", "quota", "--type=merge", "-p",
+			`{"spec":{"staticAssignments":[{"clusterName":"member1","hard":{"cpu":"150m"}},{"clusterName":"member2","hard":{"cpu":"100m"}}]}}`)
+		if err == nil || !strings.Contains(out, "spec.overall[cpu]") || !strings.Contains(out, "overall is less than assignments") {
+			t.Errorf("assignments over overall: err %v, output %s; want a refusal naming spec.overall[cpu]", err, out)
 		}
 	})
 

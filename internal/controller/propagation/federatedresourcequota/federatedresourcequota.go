@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,6 +48,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/core/quota"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
@@ -173,14 +174,22 @@ func (r *SyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 
 // ensure writes the Work carrying q's ResourceQuota with hard to cluster.
 func (r *SyncReconciler) ensure(ctx context.Context, q *policyv1alpha1.FederatedResourceQuota, cluster string, hard corev1.ResourceList) error {
-	rq := &corev1.ResourceQuota{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: q.Namespace, Name: q.Name}, Spec: corev1.ResourceQuotaSpec{Hard: hard}}
-	raw, err := json.Marshal(rq)
+	w := &workv1alpha1.Work{}
+	w.Namespace, w.Name = clusterv1alpha1.ExecutionSpacePrefix+cluster, binding.WorkName("ResourceQuota", q.Namespace, q.Name)
+	hardJSON := map[string]any{}
+	for k, v := range hard {
+		hardJSON[string(k)] = v.String()
+	}
+	rq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ResourceQuota",
+		"metadata": map[string]any{"namespace": q.Namespace, "name": q.Name},
+		"spec":     map[string]any{"hard": hardJSON},
+	}}
+	rq.SetAnnotations(binding.MarkManaged(rq, registry.ManagedLabel, w.Namespace, w.Name))
+	raw, err := json.Marshal(rq.Object)
 	if err != nil {
 		return fmt.Errorf("encode the ResourceQuota of %s/%s: %w", q.Namespace, q.Name, err)
 	}
-	w := &workv1alpha1.Work{}
-	w.Namespace, w.Name = clusterv1alpha1.ExecutionSpacePrefix+cluster, binding.WorkName("ResourceQuota", q.Namespace, q.Name)
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get Work %s/%s: %w", w.Namespace, w.Name, err)
