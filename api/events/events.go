@@ -245,6 +245,12 @@ const (
 	EvictWorkloadFromClusterSucceed = "EvictWorkloadFromClusterSucceed"
 	// EvictWorkloadFromClusterFailed: the eviction could not be written.
 	EvictWorkloadFromClusterFailed = "EvictWorkloadFromClusterFailed"
+	// DescheduleBindingSucceed: the descheduler took replicas a member could
+	// not run out of its share, for the scheduler to place elsewhere.
+	DescheduleBindingSucceed = "DescheduleBindingSucceed"
+	// DescheduleBindingFailed: the members could not be asked, or the
+	// binding could not be written.
+	DescheduleBindingFailed = "DescheduleBindingFailed"
 )
 
 // FederatedResourceQuota events, Karmada's, on the quota: SyncWorkSucceed and SyncWorkFailed

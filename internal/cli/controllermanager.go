@@ -14,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/app/controllermanager"
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/cronfederatedhpa"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/descheduler"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/federatedresourcequota"
@@ -93,6 +94,10 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"a CronFederatedHPA run missed while the controller manager was down (restart, leader change) runs once at start-up if it is no older than this; 0 skips missed runs, as Karmada does")
 	fl.DurationVar(&f.opts.FederatedResourceQuotaSyncPeriod, "federated-resource-quota-sync-period", federatedresourcequota.DefaultSyncPeriod,
 		"how often, with --feature-gates=FederatedQuotaEnforcement=true, every FederatedResourceQuota's overallUsed is recomputed from its namespace's bindings")
+	fl.DurationVar(&f.opts.DeschedulingInterval, "descheduling-interval", descheduler.DefaultInterval,
+		"how often the descheduler (--controllers=*,descheduler) looks for replicas members cannot run")
+	fl.DurationVar(&f.opts.UnschedulableThreshold, "unschedulable-threshold", descheduler.DefaultUnschedulableThreshold,
+		"how long a member's scheduler must have found no node for a pod before the descheduler takes its replica back")
 	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",
 		"addresses the built-in 'local' load balancer provider gives MultiClusterServices of type LoadBalancer: a CIDR (10.255.0.0/24) or a range (10.255.0.10-10.255.0.50); empty configures no provider (needs --feature-gates=MultiClusterService=true)")
 	f.opts.FederatedHPA = hpa.DefaultConfig()

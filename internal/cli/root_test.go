@@ -67,11 +67,11 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 	want := map[string][]string{
 		"scheduler": slices.Concat([]string{"context", "enable-scheduler-estimator", "feature-gates", "health-probe-bind-address", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period"}, logging,
 			[]string{"metrics-bind-address", "profiling-bind-address", "scheduler-estimator-timeout", "v", "vmodule"}),
-		"controller-manager": slices.Concat([]string{"cluster-failure-threshold", "cluster-status-update-frequency", "cluster-success-threshold", "context", "controllers", "cronfederatedhpa-missed-run-window", "enable-no-execute-taint-eviction", "enable-scheduler-estimator", "enable-taint-manager",
+		"controller-manager": slices.Concat([]string{"cluster-failure-threshold", "cluster-status-update-frequency", "cluster-success-threshold", "context", "controllers", "cronfederatedhpa-missed-run-window", "descheduling-interval", "enable-no-execute-taint-eviction", "enable-scheduler-estimator", "enable-taint-manager",
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
 			"feature-gates", "federated-resource-quota-sync-period", "graceful-eviction-timeout", "health-probe-bind-address",
 			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period"},
-			logging, []string{"mcs-lb-pool", "metrics-bind-address", "no-execute-taint-eviction-purge-mode", "profiling-bind-address", "resource-eviction-rate", "scheduler-estimator-timeout", "skipped-propagating-namespaces", "v", "vmodule"}),
+			logging, []string{"mcs-lb-pool", "metrics-bind-address", "no-execute-taint-eviction-purge-mode", "profiling-bind-address", "resource-eviction-rate", "scheduler-estimator-timeout", "skipped-propagating-namespaces", "unschedulable-threshold", "v", "vmodule"}),
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {

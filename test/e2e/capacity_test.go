@@ -80,13 +80,7 @@ func TestCapacityAwarePlacement(t *testing.T) {
 
 	t.Run("a FederatedResourceQuota sets member quotas and refuses placements past overall", func(t *testing.T) {
 		s.kubectl("", "create", "namespace", "quota")
-		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
-kind: FederatedResourceQuota
-metadata: {name: team, namespace: quota}
-spec:
-  overall: {cpu: 200m}
-  staticAssignments: [{clusterName: member1, hard: {cpu: 100m}}]
-`)
+		s.kubectl("", "apply", "-n", "quota", "-f", filepath.Join(exampleDir(t, "quota"), "frq.yaml"))
 		// One ResourceQuota, in member1 only, through a Work with Karmada's labels.
 		s.waitFor(t, "100m", "member1", "resourcequota", "team", "-n", "quota", "-o", "jsonpath={.spec.hard.cpu}")
 		if got := s.get("member2", "resourcequota", "-n", "quota", "-o", "name"); got != "" {
@@ -97,23 +91,7 @@ spec:
 		s.waitFor(t, "200m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={.status.overall.cpu}")
 
 		// 3 replicas of 100m against an overall of 200m: refused, nothing in the members.
-		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: app, namespace: quota}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: app}]
-  placement: {clusterAffinity: {clusterNames: [member2]}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: app, namespace: quota}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata: {labels: {app: app}}
-    spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}}}]}
-`)
+		s.kubectl("", "apply", "-n", "quota", "-f", filepath.Join(exampleDir(t, "quota"), "app.yaml"))
 		s.waitFor(t, "False/QuotaExceeded", "", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={.status.conditions[?(@.type=="Scheduled")].status}/{.status.conditions[?(@.type=="Scheduled")].reason}`)
 		msg := s.get("", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={.status.conditions[?(@.type=="Scheduled")].message}`)
 		if !strings.Contains(msg, "quota/team") || !strings.Contains(msg, "cpu: 300m requested, 200m allowed") {

@@ -45,6 +45,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/autoscaling/hpascaletargetmarker"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/applicationfailover"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/clustertaintpolicy"
+	"github.com/flotilla-io/flotilla/internal/controller/failover/descheduler"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/taintmanager"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/workloadrebalancer"
@@ -88,12 +89,14 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
-	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName}
+	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName,
+	descheduler.ControllerName}
 
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
 // (--controllers=*,agentcsrapproving).
-var DisabledByDefault = []string{agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName}
+var DisabledByDefault = []string{agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
+	descheduler.ControllerName}
 
 // Options configure the controller manager.
 type Options struct {
@@ -147,6 +150,10 @@ type Options struct {
 	// FederatedQuotaEnforcement, every quota's overallUsed is recomputed
 	// (--federated-resource-quota-sync-period; 0 is Karmada's 5m).
 	FederatedResourceQuotaSyncPeriod time.Duration
+	// DeschedulingInterval and UnschedulableThreshold are the descheduler's
+	// --descheduling-interval and --unschedulable-threshold (0: Karmada's
+	// 2m and 5m).
+	DeschedulingInterval, UnschedulableThreshold time.Duration
 	// EnableNoExecuteTaintEviction lets the taint manager evict bindings
 	// from clusters with untolerated NoExecute taints
 	// (--enable-no-execute-taint-eviction, false as in Karmada).
@@ -453,6 +460,10 @@ var builders = []builder{
 		}
 		return []setup{&federatedresourcequota.EnforcementReconciler{Client: s.client, SyncPeriod: s.opts.FederatedResourceQuotaSyncPeriod,
 			Events: s.events("federated-resource-quota-enforcement-controller")}}, nil
+	}},
+	{descheduler.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&descheduler.Reconciler{Client: s.client, Members: s.members, Interval: s.opts.DeschedulingInterval,
+			Threshold: s.opts.UnschedulableThreshold, Clock: s.opts.Clock, Events: s.events("karmada-descheduler")}}, nil
 	}},
 	{workloadrebalancer.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&workloadrebalancer.Reconciler{Client: s.client, Clock: s.opts.Clock}}, nil

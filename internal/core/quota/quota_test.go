@@ -10,7 +10,9 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
 
-func cpu(q string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)} }
+func cpu(q string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}
+}
 
 func rb(name string, request string, clusters ...workv1alpha2.TargetCluster) workv1alpha2.ResourceBinding {
 	return workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: name},

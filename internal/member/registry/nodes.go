@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -25,6 +26,7 @@ import (
 // nothing per pod. Safe for concurrent use.
 type Nodes struct {
 	synced []cache.InformerSynced
+	podIdx cache.Indexer // the slimmed pods, by namespace
 
 	mu       sync.Mutex
 	nodes    map[string]*corev1.Node // slimmed nodes by name
@@ -75,6 +77,7 @@ func (m *Member) Nodes() *Nodes {
 		DeleteFunc: func(o any) { n.setPod(o, true) },
 	})
 	n.synced = []cache.InformerSynced{nodeInf.HasSynced, podInf.HasSynced}
+	n.podIdx = podInf.GetIndexer()
 	factory.Start(m.stop)
 	podFactory.Start(m.stop)
 	m.nodes = n
@@ -304,4 +307,32 @@ func (n *Nodes) Summary() Summary {
 	s.Resources.Allocated[corev1.ResourcePods] = *resource.NewQuantity(bound, resource.DecimalSI)
 	s.Resources.Allocating[corev1.ResourcePods] = *resource.NewQuantity(n.npending, resource.DecimalSI)
 	return s
+}
+
+// Unschedulable counts the pods in namespace whose labels selector matches that the member's
+// scheduler has found no node for (PodScheduled False with reason Unschedulable) since at
+// least threshold before now: Karmada's scheduler estimator's GetUnschedulableReplicas, which
+// the descheduler asks. Before Synced it is 0.
+func (n *Nodes) Unschedulable(namespace string, selector labels.Selector, threshold time.Duration, now time.Time) int {
+	if n.podIdx == nil {
+		return 0
+	}
+	objs, err := n.podIdx.ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return 0
+	}
+	count := 0
+	for _, o := range objs {
+		pod, ok := o.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName != "" || !selector.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+				!c.LastTransitionTime.IsZero() && now.Sub(c.LastTransitionTime.Time) >= threshold {
+				count++
+			}
+		}
+	}
+	return count
 }
