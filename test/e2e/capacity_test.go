@@ -27,12 +27,15 @@ import (
 //     member it assigns to, and nowhere else; 3 replicas of 100m against an overall of 200m
 //     are refused (QuotaExceeded, nothing in the members) until scaled to 2; assignments over
 //     overall are refused at admission.
+//   - The descheduler (on, with a 10s threshold): replicas of a dynamic-weight Deployment that
+//     stay Pending on member1's cordoned nodes move to member2.
 func TestCapacityAwarePlacement(t *testing.T) {
 	example := exampleDir(t, "capacity")
 	config := filepath.Join(example, "stack.yaml")
 	s := newStack(t)
 	s.upWith("--config", config, "--feature-gates=SchedulingOvercommitProtection=true,FederatedQuotaEnforcement=true",
-		"--controller-manager-arg=--enable-scheduler-estimator=true")
+		"--controller-manager-arg=--enable-scheduler-estimator=true", "--controller-manager-arg=--controllers=*,agentcsrapproving,descheduler",
+		"--controller-manager-arg=--descheduling-interval=5s", "--controller-manager-arg=--unschedulable-threshold=10s")
 	s.kubectl("", "create", "namespace", "capacity")
 
 	// 1.5 CPU and 8Gi free: grade 1 of Karmada's defaults (CPU [1,2), memory [4Gi,16Gi)),
@@ -122,6 +125,56 @@ func TestCapacityAwarePlacement(t *testing.T) {
 		if err == nil || !strings.Contains(out, "spec.overall[cpu]") || !strings.Contains(out, "overall is less than assignments") {
 			t.Errorf("assignments over overall: err %v, output %s; want a refusal naming spec.overall[cpu]", err, out)
 		}
+	})
+
+	t.Run("the descheduler moves replicas a member cannot run", func(t *testing.T) {
+		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: mover, namespace: capacity}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: mover}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2]}
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference: {dynamicWeight: AvailableReplicas}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: mover, namespace: capacity}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: mover}}
+  template:
+    metadata: {labels: {app: mover}}
+    spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}}}]}
+`)
+		clusters := `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`
+		eventually(t, 2*time.Minute, "mover to have replicas in member1 and member2", func() (bool, string) {
+			got := s.get("", "rb", "mover-deployment", "-n", "capacity", "-o", clusters)
+			return replicasIn(got, "member1") > 0 && replicasIn(got) == 2, got
+		})
+		s.waitFor(t, "1", "member1", "deploy", "mover", "-n", "capacity", "-o", "jsonpath={.status.readyReplicas}")
+		// member1's nodes are cordoned and its mover pods restart: they stay Pending.
+		nodes := strings.Fields(s.get("member1", "nodes", "-o", "jsonpath={.items[*].metadata.name}"))
+		for _, n := range nodes {
+			s.kubectl("member1", "cordon", n)
+		}
+		defer func() {
+			for _, n := range nodes {
+				s.kubectl("member1", "uncordon", n)
+			}
+		}()
+		s.kubectl("member1", "delete", "pods", "-n", "capacity", "-l", "app=mover", "--wait=false")
+		// After the threshold (10s here, 5m by default) the descheduler takes
+		// them back, and the scheduler places them in member2.
+		s.waitFor(t, "member2=2", "", "rb", "mover-deployment", "-n", "capacity", "-o", clusters)
+		s.waitFor(t, "2", "member2", "deploy", "mover", "-n", "capacity", "-o", "jsonpath={.status.readyReplicas}")
+		eventually(t, time.Minute, "a DescheduleBindingSucceed event", func() (bool, string) {
+			out := s.get("", "events", "-n", "capacity", "--field-selector", "reason=DescheduleBindingSucceed", "-o", "jsonpath={.items[*].message}")
+			return strings.Contains(out, "unschedulable replica(s) taken from member1"), out
+		})
 	})
 
 	t.Run("overlapping resource models are refused, naming the field", func(t *testing.T) {
