@@ -16,6 +16,8 @@ import (
 // 4-CPU nodes.
 //
 //   - The Clusters count their nodes per resource model grade (Karmada's defaults).
+//   - A two-component custom kind (MultiplePodTemplatesScheduling) pinned to one cluster goes to
+//     the member where a whole set fits, with its components in the binding.
 //   - 3 replicas of 2 CPU, dynamic weights: member1 and member3 get none (the summed CPU would
 //     give each 2, which would then stay Pending); member2 takes all 3.
 //   - Two Aggregated Deployments of 4 one-CPU replicas applied together: the second sees the
@@ -33,7 +35,7 @@ func TestCapacityAwarePlacement(t *testing.T) {
 	example := exampleDir(t, "capacity")
 	config := filepath.Join(example, "stack.yaml")
 	s := newStack(t)
-	s.upWith("--config", config, "--feature-gates=SchedulingOvercommitProtection=true,FederatedQuotaEnforcement=true",
+	s.upWith("--config", config, "--feature-gates=SchedulingOvercommitProtection=true,FederatedQuotaEnforcement=true,MultiplePodTemplatesScheduling=true",
 		"--controller-manager-arg=--enable-scheduler-estimator=true", "--controller-manager-arg=--controllers=*,agentcsrapproving,descheduler",
 		"--controller-manager-arg=--descheduling-interval=5s", "--controller-manager-arg=--unschedulable-threshold=10s")
 	s.kubectl("", "create", "namespace", "capacity")
@@ -45,6 +47,46 @@ func TestCapacityAwarePlacement(t *testing.T) {
 	s.waitFor(t, "1:3", "", "cluster", "member3", "-o", grades)
 	// 4 CPU and 16Gi: grade 3 by CPU, 2 by memory; the lower one counts.
 	s.waitFor(t, "2:3", "", "cluster", "member2", "-o", grades)
+
+	t.Run("a two-component workload lands where a whole set fits", func(t *testing.T) {
+		// A custom kind taught with Lua: one 4-CPU leader and spec.workers 2-CPU workers.
+		for _, m := range []string{"", "member1", "member2", "member3"} {
+			s.applyIn(m, crdYAML("Trainer", "trainers"))
+		}
+		s.mustApply(t, "", `apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata: {name: trainer}
+spec:
+  target: {apiVersion: example.io/v1, kind: Trainer}
+  customizations:
+    componentResource:
+      luaScript: |
+        function GetComponents(desiredObj)
+          return {
+            {name = "leader", replicas = 1, replicaRequirements = {resourceRequest = {cpu = "4"}}},
+            {name = "worker", replicas = desiredObj.spec.workers, replicaRequirements = {resourceRequest = {cpu = "2"}}},
+          }
+        end
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: trainer, namespace: capacity}
+spec:
+  resourceSelectors: [{apiVersion: example.io/v1, kind: Trainer}]
+  placement:
+    spreadConstraints: [{spreadByField: cluster, minGroups: 1, maxGroups: 1}]
+---
+apiVersion: example.io/v1
+kind: Trainer
+metadata: {name: job, namespace: capacity}
+spec: {workers: 4}
+`)
+		// 12 CPU a set: member2's three 4-CPU nodes hold one (the leader on one
+		// node, two workers on each other); 1.5-CPU nodes hold no leader.
+		components := `jsonpath={range .spec.clusters[*]}{.name}:{range .components[*]}{.name}={.replicas},{end}{end}`
+		s.waitFor(t, "member2:leader=1,worker=4,", "", "rb", "job-trainer", "-n", "capacity", "-o", components)
+		s.waitFor(t, "4", "member2", "trainers", "job", "-n", "capacity", "-o", "jsonpath={.spec.workers}")
+	})
 
 	t.Run("a fragmented member gets no replica that fits none of its nodes", func(t *testing.T) {
 		s.kubectl("", "apply", "-n", "capacity", "-f", filepath.Join(example, "big.yaml"))

@@ -567,9 +567,10 @@ func (s *shared) capacity() *scheduling.Capacity {
 	if s.estimates == nil {
 		gate := features.Or(s.opts.Features)
 		s.estimates = &scheduling.Capacity{
-			IgnoreModels: !gate.Enabled(features.CustomizedClusterResourceModeling),
-			Overcommit:   gate.Enabled(features.SchedulingOvercommitProtection),
-			Timeout:      s.opts.SchedulerEstimatorTimeout,
+			IgnoreModels:         !gate.Enabled(features.CustomizedClusterResourceModeling),
+			Overcommit:           gate.Enabled(features.SchedulingOvercommitProtection),
+			MultiplePodTemplates: gate.Enabled(features.MultiplePodTemplatesScheduling),
+			Timeout:              s.opts.SchedulerEstimatorTimeout,
 		}
 		if s.opts.EnableSchedulerEstimator {
 			s.estimates.Members = s.members

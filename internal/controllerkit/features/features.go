@@ -85,6 +85,15 @@ const (
 	// free room (Karmada's gate, alpha, off by default).
 	SchedulingOvercommitProtection featuregate.Feature = "SchedulingOvercommitProtection"
 
+	// MultiplePodTemplatesScheduling schedules workloads with several pod
+	// templates (a FlinkDeployment's job manager and task managers, the
+	// interpreter's GetComponents in the binding's spec.components) as whole
+	// sets (Karmada's gate, alpha, off by default): when the placement pins
+	// one cluster, only a cluster with room for a full set is chosen, and its
+	// spec.clusters entry lists the components' replicas. Off, the components
+	// are recorded and scheduling sees the workload's replicas alone.
+	MultiplePodTemplatesScheduling featuregate.Feature = "MultiplePodTemplatesScheduling"
+
 	// FederatedQuotaEnforcement makes FederatedResourceQuotas' spec.overall
 	// binding (Karmada's gate, alpha, off by default): the
 	// federatedResourceQuotaEnforcement controller computes overallUsed from
@@ -119,6 +128,7 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	CustomizedClusterResourceModeling: {Default: true, PreRelease: featuregate.Beta},
 	SchedulingOvercommitProtection:    {Default: false, PreRelease: featuregate.Alpha},
 	FederatedQuotaEnforcement:         {Default: false, PreRelease: featuregate.Alpha},
+	MultiplePodTemplatesScheduling:    {Default: false, PreRelease: featuregate.Alpha},
 }
 
 // New returns a gate holding every Flotilla feature at its default. Set it

@@ -45,6 +45,17 @@ type Input struct {
 	// replica, used to estimate how many replicas a cluster can take. May be nil.
 	ReplicaRequirements *workv1alpha2.ReplicaRequirements
 
+	// Components are the binding's spec.components: the pod templates of a multi-component
+	// workload (a FlinkDeployment's job manager and task managers).
+	Components []workv1alpha2.Component
+
+	// MultiplePodTemplates is Karmada's MultiplePodTemplatesScheduling: when the binding has
+	// Components and its placement pins one cluster (a spreadConstraint by cluster with
+	// minGroups = maxGroups = 1), only clusters with room for one full set of components are
+	// chosen (capacity.Estimators.AvailableSets), and, with several components, the chosen
+	// cluster's spec.clusters entry lists each component's replicas.
+	MultiplePodTemplates bool
+
 	// Estimators are what the estimate of a cluster's free room draws on besides its
 	// resource summary: resource models, the node-level estimator and the placements
 	// assumed but not yet running. Nil is Karmada's default: the general estimator with
@@ -168,6 +179,8 @@ type problem struct {
 	strategy  strategy
 	clusters  []*clusterv1alpha1.Cluster
 	previous  map[string]int32
+	// sets: the binding is scheduled as sets of components (Input.MultiplePodTemplates).
+	sets bool
 }
 
 func newProblem(in Input) (*problem, error) {
@@ -188,6 +201,7 @@ func newProblem(in Input) (*problem, error) {
 	for _, tc := range in.Previous {
 		p.previous[tc.Name] += tc.Replicas
 	}
+	p.sets = in.MultiplePodTemplates && len(in.Components) > 0 && pinsOneCluster(p.placement)
 	return p, nil
 }
 
@@ -220,7 +234,11 @@ func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster,
 	// Karmada ignores spread constraints when replicas are divided by static weights: the
 	// weights alone say where replicas go.
 	spread := p.strategy != staticWeighted && len(p.placement.SpreadConstraints) > 0
-	if spread || p.strategy == dynamicWeighted || p.strategy == aggregated {
+	if p.sets {
+		if feasible = p.withRoomForASet(feasible); len(feasible) == 0 {
+			return nil, unschedulable("no cluster has room for one full set of the %d components", len(p.in.Components))
+		}
+	} else if spread || p.strategy == dynamicWeighted || p.strategy == aggregated {
 		for _, c := range feasible {
 			c.available = p.in.Estimators.Available(c.cluster, p.in.ReplicaRequirements)
 		}
@@ -235,9 +253,53 @@ func (p *problem) scheduleTerm(term affinityTerm) ([]workv1alpha2.TargetCluster,
 	if len(selected) == 0 {
 		return nil, unschedulable("spreadConstraints: no cluster selected")
 	}
+	if p.sets && len(p.in.Components) > 1 {
+		// Sets are not divided: the chosen cluster runs the whole workload, and its entry
+		// lists the components, as Karmada writes it.
+		watch.lap(StepAssignReplicas)
+		return componentTargets(selected, p.in.Components), nil
+	}
 	clusters, err := p.assign(selected, p.overflows(tiers))
 	watch.lap(StepAssignReplicas)
 	return clusters, err
+}
+
+// pinsOneCluster reports a placement with a spreadConstraint by cluster of minGroups and
+// maxGroups 1, which Karmada's multi-component scheduling requires.
+func pinsOneCluster(p *policyv1alpha1.Placement) bool {
+	for _, c := range p.SpreadConstraints {
+		if c.SpreadByField == policyv1alpha1.SpreadByFieldCluster && c.MinGroups == 1 && c.MaxGroups == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// withRoomForASet keeps the candidates with room for at least one full set of components,
+// each with its count of sets as available.
+func (p *problem) withRoomForASet(feasible []*candidate) []*candidate {
+	var out []*candidate
+	for _, c := range feasible {
+		if c.available = p.in.Estimators.AvailableSets(c.cluster, p.in.Components); c.available > 0 || c.held {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// componentTargets puts the whole workload on each selected cluster, with every component's
+// replicas.
+func componentTargets(selected []*candidate, components []workv1alpha2.Component) []workv1alpha2.TargetCluster {
+	out := make([]workv1alpha2.TargetCluster, 0, len(selected))
+	for _, c := range selected {
+		tc := workv1alpha2.TargetCluster{Name: c.cluster.Name}
+		for _, comp := range components {
+			tc.Components = append(tc.Components, workv1alpha2.ComponentReplicas{Name: comp.Name, Replicas: comp.Replicas})
+		}
+		out = append(out, tc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // stopwatch times the steps of one term for Input.StepTimer.

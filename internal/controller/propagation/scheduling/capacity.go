@@ -39,6 +39,10 @@ type Capacity struct {
 	Members *registry.Registry
 	// Timeout is --scheduler-estimator-timeout; 0 is DefaultEstimatorTimeout.
 	Timeout time.Duration
+	// MultiplePodTemplates is MultiplePodTemplatesScheduling: a binding with spec.components
+	// whose placement pins one cluster goes only where a full set of components fits
+	// (scheduler.Input.MultiplePodTemplates).
+	MultiplePodTemplates bool
 	// Overcommit is SchedulingOvercommitProtection: the replicas a decision adds to a cluster
 	// are deducted from every other binding's estimate of that cluster until the binding's
 	// aggregatedStatus reports the cluster Healthy, for AssumptionTTL at most. Decisions are
@@ -64,6 +68,7 @@ func (c *Capacity) decide(key string, spec *workv1alpha2.ResourceBindingSpec, in
 		return fn()
 	}
 	in.Estimators = &capacity.Estimators{IgnoreModels: c.IgnoreModels}
+	in.MultiplePodTemplates = c.MultiplePodTemplates
 	if c.Members != nil {
 		in.Estimators.Nodes = c.nodes
 	}

@@ -505,7 +505,7 @@ func input(b binding.Object, clusters []*clusterv1alpha1.Cluster, taintManagerEv
 	in := scheduler.Input{
 		Clusters: clusters,
 		Resource: spec.Resource, Placement: spec.Placement, Replicas: spec.Replicas,
-		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters,
+		ReplicaRequirements: spec.ReplicaRequirements, Previous: spec.Clusters, Components: spec.Components,
 		ObservedAffinityName: status.SchedulerObservedAffinityName,
 		TaintManagerEvicts:   taintManagerEvicts,
 		StepTimer:            metrics.ObserveScheduleStep,

@@ -101,3 +101,64 @@ func withAllocating(summary *clusterv1alpha1.ResourceSummary, demands []Demand) 
 	out.Allocating[corev1.ResourcePods] = pods
 	return out
 }
+
+// MaxSets bounds the component sets AvailableSets counts: placing set after set onto the nodes
+// costs one simulation per set, and the scheduler only needs to know which clusters take one.
+const MaxSets = 1000
+
+// AvailableSets estimates how many full sets of components (a multi-component workload such as
+// a FlinkDeployment: every component with all its replicas) cluster can still take, Karmada's
+// MaxAvailableComponentSets, as the smallest of the summary bound (one set's summed requests
+// and pods against the free ones), the model bound and, with Nodes, the node bound (sets
+// placed first-fit onto the nodes, pod by pod, after the assumed replicas). The result is in
+// [0, MaxSets].
+func (e *Estimators) AvailableSets(cluster *clusterv1alpha1.Cluster, components []workv1alpha2.Component) int32 {
+	if e == nil {
+		e = &Estimators{}
+	}
+	set := make([]Demand, 0, len(components))
+	perSet := corev1.ResourceList{}
+	var pods int64
+	for _, c := range components {
+		d := Demand{Replicas: c.Replicas}
+		if r := c.ReplicaRequirements; r != nil {
+			d.Requests, d.NodeClaim = r.ResourceRequest, r.NodeClaim
+		}
+		set = append(set, d)
+		pods += int64(c.Replicas)
+		for name, q := range d.Requests {
+			total := q.DeepCopy()
+			total.Mul(int64(c.Replicas))
+			cur := perSet[name]
+			cur.Add(total)
+			perSet[name] = cur
+		}
+	}
+	var assumed []Demand
+	if e.Assumed != nil {
+		assumed = e.Assumed(cluster.Name)
+	}
+	summary := cluster.Status.ResourceSummary
+	if len(assumed) > 0 && summary != nil {
+		summary = withAllocating(summary, assumed)
+	}
+	n := int32(MaxSets)
+	if summary != nil {
+		n = min(n, AvailableReplicas(summary, perSet))
+		if free, ok := summary.Allocatable[corev1.ResourcePods]; ok && pods > 0 {
+			f := freeOf(free, summary, corev1.ResourcePods)
+			n = min(n, int32(max(f.Value()/pods, 0)))
+		}
+	}
+	if e.Nodes != nil {
+		if nodes, ok := e.Nodes(cluster); ok {
+			return min(n, FitSets(nodes, set, assumed, n))
+		}
+	}
+	if !e.IgnoreModels {
+		if nodes, ok := modelNodes(cluster); ok {
+			n = min(n, FitSets(nodes, set, assumed, n))
+		}
+	}
+	return n
+}

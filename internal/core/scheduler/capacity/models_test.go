@@ -169,3 +169,29 @@ func TestNodesReplaceTheModelBound(t *testing.T) {
 		t.Errorf("with the node-level estimator: %d, want 6 (two per 8-CPU node)", got)
 	}
 }
+
+func TestAvailableSets(t *testing.T) {
+	set := []workv1alpha2.Component{
+		{Name: "leader", Replicas: 1, ReplicaRequirements: &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: list("cpu", "4")}},
+		{Name: "worker", Replicas: 4, ReplicaRequirements: &workv1alpha2.ComponentReplicaRequirements{ResourceRequest: list("cpu", "2")}},
+	}
+	node := func(name, cpu string) Node {
+		return Node{Node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, Ready: true, Free: list("cpu", cpu), FreePods: 110}
+	}
+	c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Status: clusterv1alpha1.ClusterStatus{
+		ResourceSummary: &clusterv1alpha1.ResourceSummary{Allocatable: list("cpu", "24", "pods", "110")}}}
+	if got := (&Estimators{}).AvailableSets(c, set); got != 2 {
+		t.Errorf("summary: %d sets of 12 CPU in 24, want 2", got)
+	}
+	// Three 8-CPU nodes: the first set takes a and half of b, the second the rest of b and c.
+	nodes := []Node{node("a", "8"), node("b", "8"), node("c", "8")}
+	e := &Estimators{Nodes: func(*clusterv1alpha1.Cluster) ([]Node, bool) { return nodes, true }}
+	if got := e.AvailableSets(c, set); got != 2 {
+		t.Errorf("three 8-CPU nodes: %d sets, want 2", got)
+	}
+	// Six 4-CPU nodes hold 24 CPU too, but a set's leader takes a whole node.
+	nodes = []Node{node("a", "4"), node("b", "4"), node("c", "4"), node("d", "4"), node("e", "3"), node("f", "3")}
+	if got := e.AvailableSets(c, set); got != 1 {
+		t.Errorf("4-CPU nodes: %d sets, want 1", got)
+	}
+}

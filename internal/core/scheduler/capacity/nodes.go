@@ -197,3 +197,23 @@ func matcher(claim *workv1alpha2.NodeClaim) func(*Node) bool {
 		return true
 	}
 }
+
+// FitSets places whole sets of demands (every demand with all its replicas) onto nodes,
+// first-fit, after the assumed demands, until one does not fit or limit sets are placed, and
+// returns how many were. nodes is not modified.
+func FitSets(nodes []Node, set, assumed []Demand, limit int32) int32 {
+	sim := slices.Clone(nodes)
+	for _, d := range assumed {
+		place(sim, d)
+	}
+	var sets int32
+	for sets < limit {
+		for _, d := range set {
+			if place(sim, d) < d.Replicas {
+				return sets
+			}
+		}
+		sets++
+	}
+	return sets
+}
