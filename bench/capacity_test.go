@@ -1,17 +1,15 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
@@ -71,28 +69,10 @@ spec:
 			for range b.N {
 				cpu0 := h.controllerManagerCPU()
 				start := time.Now()
-				work := make(chan int)
-				var wg sync.WaitGroup
-				for range 16 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for i := range work {
-							d := deployment(fmt.Sprintf("cap-%04d", i))
-							d.Namespace = cns
-							d.Spec.Replicas = ptr.To[int32](2)
-							d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
-							if _, err := h.cp.AppsV1().Deployments(cns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
-								b.Errorf("create: %v", err)
-							}
-						}
-					}()
-				}
-				for i := range count {
-					work <- i
-				}
-				close(work)
-				wg.Wait()
+				h.createDeployments(cns, "cap", count, func(d *appsv1.Deployment) {
+					d.Spec.Replicas = ptr.To[int32](2)
+					d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+				})
 				h.waitFor("every binding scheduled", 15*time.Minute, func() bool { return scheduled() == count })
 				took, cpu := time.Since(start), h.controllerManagerCPU()-cpu0
 				b.ReportMetric(took.Seconds(), "scheduled-s")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,27 +77,7 @@ spec:
 `)
 	ctx := context.Background()
 	for range b.N {
-		work := make(chan int)
-		var wg sync.WaitGroup
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range work {
-					d := deployment(fmt.Sprintf("fo-%04d", i))
-					d.Namespace = fns
-					d.Spec.Replicas = ptr.To[int32](2)
-					if _, err := h.cp.AppsV1().Deployments(fns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-						b.Errorf("create: %v", err)
-					}
-				}
-			}()
-		}
-		for i := range count {
-			work <- i
-		}
-		close(work)
-		wg.Wait()
+		h.createDeployments(fns, "fo", count, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](2) })
 		// Watches, not lists: listing 1,000 bindings every 100 ms would load
 		// the control plane the bench measures.
 		bindings := h.watchObjects(restConfig(b, h.kubeconfig, h.context), rbGVR, fns)

@@ -335,6 +335,32 @@ func deployment(name string) *appsv1.Deployment {
 	}
 }
 
+// createDeployments creates count Deployments named <prefix>-0000... in namespace, each as
+// deployment() makes it and then shape changes it, from 16 clients at once.
+func (h *harness) createDeployments(namespace, prefix string, count int, shape func(*appsv1.Deployment)) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				d := deployment(fmt.Sprintf("%s-%04d", prefix, i))
+				d.Namespace = namespace
+				shape(d)
+				if _, err := h.cp.AppsV1().Deployments(namespace).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+					h.b.Errorf("create %s: %v", d.Name, err)
+				}
+			}
+		}()
+	}
+	for i := range count {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
 func (h *harness) create(name string) {
 	h.mu.Lock()
 	h.sent[name] = time.Now()

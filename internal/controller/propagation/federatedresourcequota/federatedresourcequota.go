@@ -190,30 +190,13 @@ func (r *SyncReconciler) ensure(ctx context.Context, q *policyv1alpha1.Federated
 	if err != nil {
 		return fmt.Errorf("encode the ResourceQuota of %s/%s: %w", q.Namespace, q.Name, err)
 	}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get Work %s/%s: %w", w.Namespace, w.Name, err)
-	}
-	exists := err == nil
-	if exists && !w.DeletionTimestamp.IsZero() {
-		return fmt.Errorf("the previous Work %s/%s of FederatedResourceQuota %s/%s is still being deleted", w.Namespace, w.Name, q.Namespace, q.Name)
-	}
 	labels := map[string]string{NamespaceLabel: q.Namespace, NameLabel: q.Name}
-	if exists && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) && equality.Semantic.DeepEqual(w.Labels, labels) {
-		return nil
-	}
-	w.Labels = labels
-	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
-	if exists {
-		if err := r.Client.Update(ctx, w); err != nil {
-			return fmt.Errorf("update Work %s/%s: %w", w.Namespace, w.Name, err)
-		}
-		return nil
-	}
-	if err := r.Client.Create(ctx, w); err != nil {
-		return fmt.Errorf("create Work %s/%s: %w", w.Namespace, w.Name, err)
-	}
-	return nil
+	return binding.EnsureWork(ctx, r.Client, w, func(w *workv1alpha1.Work) bool {
+		return len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) && equality.Semantic.DeepEqual(w.Labels, labels)
+	}, func(w *workv1alpha1.Work) {
+		w.Labels = labels
+		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	})
 }
 
 // StatusReconciler is federatedResourceQuotaStatus.

@@ -8,7 +8,6 @@ package namespace
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -224,39 +223,16 @@ func (r *Reconciler) ensure(ctx context.Context, w *workv1alpha1.Work, ns *corev
 	if err != nil {
 		return fmt.Errorf("encode namespace %s: %w", ns.Name, err)
 	}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(w), w)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get Work %s/%s: %w", w.Namespace, w.Name, err)
-	}
-	exists := err == nil
-	if exists && !w.DeletionTimestamp.IsZero() {
-		return errWorkLeaving // recreated once the old one is gone
-	}
-	if exists && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
-		w.Spec.PreserveResourcesOnDeletion == nil && override.SameWorkAnnotations(w.Annotations, workAnnotations) {
-		return nil
-	}
-	w.Labels = map[string]string{SyncLabel: "true"}
-	w.Annotations = override.SetWorkAnnotations(w.Annotations, workAnnotations)
-	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
-	w.Spec.PreserveResourcesOnDeletion = nil
-	if exists {
-		if err := r.Client.Update(ctx, w); err != nil {
-			return fmt.Errorf("update Work %s/%s: %w", w.Namespace, w.Name, err)
-		}
-		return nil
-	}
-	if err := r.Client.Create(ctx, w); err != nil {
-		// AlreadyExists included: the cache is behind a create of ours, and
-		// the Work must still be brought up to date.
-		return fmt.Errorf("create Work %s/%s: %w", w.Namespace, w.Name, err)
-	}
-	return nil
+	return binding.EnsureWork(ctx, r.Client, w, func(w *workv1alpha1.Work) bool {
+		return len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
+			w.Spec.PreserveResourcesOnDeletion == nil && override.SameWorkAnnotations(w.Annotations, workAnnotations)
+	}, func(w *workv1alpha1.Work) {
+		w.Labels = map[string]string{SyncLabel: "true"}
+		w.Annotations = override.SetWorkAnnotations(w.Annotations, workAnnotations)
+		w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+		w.Spec.PreserveResourcesOnDeletion = nil
+	})
 }
-
-// errWorkLeaving means the Work is being deleted; the namespace is synced
-// again once it is gone.
-var errWorkLeaving = errors.New("the namespace's previous Work is still being deleted")
 
 // namespaceManifest is the namespace as Work w carries it to cluster c: its
 // labels and annotations, the ClusterOverridePolicies that select it applied,
