@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkCapacityScheduling creates BENCH_CAPACITY (default 1,000) Deployments of 2 replicas
-// of 100m CPU, Divided by dynamic weights (each member's estimated room), over 3 members with
+// of 10m CPU, Divided by dynamic weights (each member's estimated room), over 3 members with
 // kwok nodes, first with the general estimator alone (resource models on) and then on a second
 // stack with the node-level estimator too (--enable-scheduler-estimator). It reports the time
 // from the first create to every binding scheduled and the controller manager's CPU seconds
@@ -71,7 +71,7 @@ spec:
 				start := time.Now()
 				h.createDeployments(cns, "cap", count, func(d *appsv1.Deployment) {
 					d.Spec.Replicas = ptr.To[int32](2)
-					d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+					d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
 				})
 				h.waitFor("every binding scheduled", 15*time.Minute, func() bool { return scheduled() == count })
 				took, cpu := time.Since(start), h.controllerManagerCPU()-cpu0
@@ -81,7 +81,7 @@ spec:
 			}
 		})
 	}
-	fmt.Printf("\n| estimator | Deployments (2 × 100m CPU, dynamic weights) | every binding scheduled (s) | controller manager CPU (s) |\n|---|---|---|---|\n")
+	fmt.Printf("\n| estimator | Deployments (2 × 10m CPU, dynamic weights) | every binding scheduled (s) | controller manager CPU (s) |\n|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Println(r)
 	}
