@@ -77,8 +77,14 @@ func quotaOfWork(_ context.Context, o client.Object) []ctrl.Request {
 	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: ns, Name: name}}}
 }
 
-// quotaWorks lists the Works of quota namespace/name.
-func quotaWorks(ctx context.Context, c client.Reader, namespace, name string) ([]workv1alpha1.Work, error) {
+// quotaWorks lets through only the events of quota Works: every other Work (one per template
+// and cluster) is dropped on a label lookup, before any comparison of specs or statuses.
+var quotaWorks = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	return o.GetLabels()[NameLabel] != ""
+})
+
+// listQuotaWorks lists the Works of quota namespace/name.
+func listQuotaWorks(ctx context.Context, c client.Reader, namespace, name string) ([]workv1alpha1.Work, error) {
 	list := &workv1alpha1.WorkList{}
 	if err := c.List(ctx, list, client.MatchingLabels{NamespaceLabel: namespace, NameLabel: name}); err != nil {
 		return nil, fmt.Errorf("list the Works of FederatedResourceQuota %s/%s: %w", namespace, name, err)
@@ -112,7 +118,7 @@ func (r *SyncReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&clusterv1alpha1.Cluster{}, allQuotas, builder.WithPredicates(queue.NotInitialList, predicate.Funcs{
 			UpdateFunc: func(event.UpdateEvent) bool { return false },
 		})).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork), builder.WithPredicates(predicate.Funcs{
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork), builder.WithPredicates(quotaWorks, predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false },
 			UpdateFunc: func(e event.UpdateEvent) bool { return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() },
 		})).
@@ -131,7 +137,7 @@ func (r *SyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, err
 	}
 	gone := apierrors.IsNotFound(err) || !q.DeletionTimestamp.IsZero()
-	works, err := quotaWorks(ctx, r.Client, req.Namespace, req.Name)
+	works, err := listQuotaWorks(ctx, r.Client, req.Namespace, req.Name)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -214,7 +220,7 @@ type StatusReconciler struct {
 func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(StatusControllerName).
 		For(&policyv1alpha1.FederatedResourceQuota{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork), builder.WithPredicates(predicate.Funcs{
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(quotaOfWork), builder.WithPredicates(quotaWorks, predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false },
 			UpdateFunc: func(e event.UpdateEvent) bool {
 				return !equality.Semantic.DeepEqual(e.ObjectOld.(*workv1alpha1.Work).Status, e.ObjectNew.(*workv1alpha1.Work).Status)
@@ -234,7 +240,7 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Client.Get(ctx, req.NamespacedName, q); err != nil || !q.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	works, err := quotaWorks(ctx, r.Client, q.Namespace, q.Name)
+	works, err := listQuotaWorks(ctx, r.Client, q.Namespace, q.Name)
 	if err == nil {
 		var statuses []policyv1alpha1.ClusterQuotaStatus
 		statuses, err = aggregated(works)

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,19 +87,9 @@ func (q *Quotas) recentIn(namespace string) map[string]corev1.ResourceList {
 			delete(q.recent, key)
 			continue
 		}
-		if ns, name := splitKey(key); ns == namespace {
+		if ns, name, _ := strings.Cut(key, "/"); ns == namespace {
 			out[name] = r.usage
 		}
 	}
 	return out
-}
-
-// splitKey splits "namespace/name".
-func splitKey(key string) (string, string) {
-	for i := range len(key) {
-		if key[i] == '/' {
-			return key[:i], key[i+1:]
-		}
-	}
-	return "", key
 }
