@@ -319,7 +319,7 @@ var builders = []builder{
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &scheduling.Reconciler{Client: s.client, Kind: kind, Events: s.events("karmada-scheduler"), Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
-				TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity(), Quotas: s.quotas()})
+				TaintManagerEvicts: s.taintManagerEvicts(), Capacity: s.capacity(), Quotas: s.quotas(), Clock: s.opts.Clock})
 		}
 		return out, nil
 	}},
@@ -345,7 +345,7 @@ var builders = []builder{
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Interpreter: s.interp, Resources: s.detector.ResourceFor,
-				Kind: kind, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled,
+				Kind: kind, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled, Clock: s.opts.Clock,
 				Events: s.events(byKind(kind, "resource-binding-status-controller", "cluster-resource-binding-status-controller"))})
 		}
 		return out, nil
@@ -424,7 +424,7 @@ var builders = []builder{
 			return nil, err
 		}
 		return []setup{&federatedhpa.Reconciler{Client: s.client, Dynamic: s.dynamic, Mapper: s.mgr.GetRESTMapper(), Members: s.members,
-			Recommender: hpa.NewRecommender(federatedhpa.TimedPulls(pulls), cfg, nil), SyncPeriod: cfg.SyncPeriod,
+			Recommender: hpa.NewRecommender(federatedhpa.TimedPulls(pulls), cfg, s.opts.Clock), SyncPeriod: cfg.SyncPeriod, Clock: s.opts.Clock,
 			Recorder: s.recorders.For("federatedHPA-controller")}}, nil
 	}},
 	{clustertaintpolicy.ControllerName, func(s *shared) ([]setup, error) {
@@ -493,7 +493,7 @@ var builders = []builder{
 		if err != nil {
 			return nil, fmt.Errorf("create Kubernetes client: %w", err)
 		}
-		return []setup{&agentcsrapproving.Reconciler{Client: s.client, Kube: kube, Recorder: s.recorders.For(agentcsrapproving.ControllerName)}}, nil
+		return []setup{&agentcsrapproving.Reconciler{Client: s.client, Kube: kube, Recorder: s.recorders.For(agentcsrapproving.ControllerName), Clock: s.opts.Clock}}, nil
 	}},
 }
 
@@ -571,6 +571,7 @@ func (s *shared) capacity() *scheduling.Capacity {
 			Overcommit:           gate.Enabled(features.SchedulingOvercommitProtection),
 			MultiplePodTemplates: gate.Enabled(features.MultiplePodTemplatesScheduling),
 			Timeout:              s.opts.SchedulerEstimatorTimeout,
+			Clock:                s.opts.Clock,
 		}
 		if s.opts.EnableSchedulerEstimator {
 			s.estimates.Members = s.members
@@ -586,7 +587,7 @@ func (s *shared) quotas() *scheduling.Quotas {
 		return nil
 	}
 	if s.quotaAdmission == nil {
-		s.quotaAdmission = &scheduling.Quotas{}
+		s.quotaAdmission = &scheduling.Quotas{Clock: s.opts.Clock}
 	}
 	return s.quotaAdmission
 }

@@ -296,24 +296,32 @@ func TestRegisterJoinsControllerRuntimesRegistry(t *testing.T) {
 }
 
 func TestPendingBindingsSumsEverySchedulerQueue(t *testing.T) {
-	c := &pendingCollector{desc: pendingBindings.desc, sources: []func() PendingBindings{
-		func() PendingBindings { return PendingBindings{Active: 2, Unschedulable: 1} },
-		func() PendingBindings { return PendingBindings{Active: 1, Backoff: 3} },
-	}}
+	c := &pendingCollector{desc: pendingBindings.desc}
+	c.add(func() PendingBindings { return PendingBindings{Active: 2, Unschedulable: 1} })
+	remove := c.add(func() PendingBindings { return PendingBindings{Active: 1, Backoff: 3} })
 	r := prometheus.NewPedanticRegistry()
 	register(r, c)
-	families, err := r.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			got[f.GetName()+"{"+m.GetLabel()[0].GetValue()+"}"] = m.GetGauge().GetValue()
+	gather := func() map[string]float64 {
+		t.Helper()
+		families, err := r.Gather()
+		if err != nil {
+			t.Fatal(err)
 		}
+		got := map[string]float64{}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				got[f.GetName()+"{"+m.GetLabel()[0].GetValue()+"}"] = m.GetGauge().GetValue()
+			}
+		}
+		return got
 	}
 	want := map[string]float64{"scheduler_pending_bindings{active}": 3, "scheduler_pending_bindings{backoff}": 3, "scheduler_pending_bindings{unschedulable}": 1}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, gather()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	remove() // the second scheduler stopped
+	want = map[string]float64{"scheduler_pending_bindings{active}": 2, "scheduler_pending_bindings{backoff}": 0, "scheduler_pending_bindings{unschedulable}": 1}
+	if diff := cmp.Diff(want, gather()); diff != "" {
+		t.Errorf("after a source is removed (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -155,7 +156,12 @@ var pendingBindings = &pendingCollector{desc: prometheus.NewDesc("scheduler_pend
 type pendingCollector struct {
 	desc    *prometheus.Desc
 	mu      sync.Mutex
-	sources []func() PendingBindings
+	sources []pendingSource
+}
+
+type pendingSource struct {
+	id *int
+	f  func() PendingBindings
 }
 
 func (c *pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -165,8 +171,8 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	sources := c.sources
 	c.mu.Unlock()
 	var sum PendingBindings
-	for _, f := range sources {
-		p := f()
+	for _, src := range sources {
+		p := src.f()
 		sum.Active += p.Active
 		sum.Backoff += p.Backoff
 		sum.Unschedulable += p.Unschedulable
@@ -180,11 +186,22 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // AddPendingBindingsSource adds f, which reports one scheduler's queues (one per binding
-// kind), to scheduler_pending_bindings. f is called at each scrape and must not block.
-func AddPendingBindingsSource(f func() PendingBindings) {
-	pendingBindings.mu.Lock()
-	defer pendingBindings.mu.Unlock()
-	pendingBindings.sources = append(pendingBindings.sources, f)
+// kind), to scheduler_pending_bindings, until the returned function removes it (when the
+// scheduler stops). f is called at each scrape and must not block.
+func AddPendingBindingsSource(f func() PendingBindings) (remove func()) {
+	return pendingBindings.add(f)
+}
+
+func (c *pendingCollector) add(f func() PendingBindings) (remove func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := new(int) // identifies this source: funcs cannot be compared
+	c.sources = append(c.sources, pendingSource{id: id, f: f})
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.sources = slices.DeleteFunc(slices.Clone(c.sources), func(s pendingSource) bool { return s.id == id })
+	}
 }
 
 // RegisterScheduler registers karmada-scheduler's metrics (prefixed

@@ -43,6 +43,7 @@ import (
 	"github.com/flotilla-io/flotilla/api/events"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 )
 
@@ -104,9 +105,6 @@ type objectState struct {
 // SetupWithManager registers the controller. Spec changes and timer
 // wake-ups trigger a reconcile; status and metadata edits do not.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
-	}
 	if r.Location == nil {
 		r.Location = time.Local
 	}
@@ -135,8 +133,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile plans the object's rules, runs the due ones, writes the status
 // and arms the timer for the next run.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
-	start := r.Clock.Now()
-	defer func() { metrics.ObserveCronFederatedHPAProcess(err, r.Clock.Since(start)) }()
+	start := reconciler.Clock(r.Clock).Now()
+	defer func() { metrics.ObserveCronFederatedHPAProcess(err, reconciler.Clock(r.Clock).Since(start)) }()
 	obj := &autoscalingv1alpha1.CronFederatedHPA{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -199,7 +197,7 @@ func (r *Reconciler) plan(ctx context.Context, obj *autoscalingv1alpha1.CronFede
 			recorded[h.RuleName] = &t
 		}
 	}
-	now := r.Clock.Now()
+	now := reconciler.Clock(r.Clock).Now()
 	rules := make(map[string]*ruleState, len(obj.Spec.Rules))
 	for i := range obj.Spec.Rules {
 		rule := &obj.Spec.Rules[i]
@@ -225,20 +223,20 @@ func (r *Reconciler) runDue(ctx context.Context, obj *autoscalingv1alpha1.CronFe
 	for i := range obj.Spec.Rules {
 		rule := &obj.Spec.Rules[i]
 		rs := st.rules[rule.Name]
-		if rs == nil || rs.next.IsZero() || rs.next.After(r.Clock.Now()) {
+		if rs == nil || rs.next.IsZero() || rs.next.After(reconciler.Clock(r.Clock).Now()) {
 			continue
 		}
 		st.pending = append(st.pending, r.run(ctx, obj, rule, rs.next))
-		rs.next = rs.timing.next(r.Clock.Now())
+		rs.next = rs.timing.next(reconciler.Clock(r.Clock).Now())
 	}
 }
 
 // run applies one rule and returns its outcome; a failure also raises a
 // ScaleFailed event.
 func (r *Reconciler) run(ctx context.Context, obj *autoscalingv1alpha1.CronFederatedHPA, rule *autoscalingv1alpha1.CronFederatedHPARule, scheduled time.Time) outcome {
-	start := r.Clock.Now()
+	start := reconciler.Clock(r.Clock).Now()
 	applied, err := r.apply(ctx, obj, rule)
-	now := r.Clock.Now()
+	now := reconciler.Clock(r.Clock).Now()
 	metrics.ObserveCronFederatedHPARule(err, now.Sub(start))
 	klog.FromContext(ctx).V(1).Info("Ran CronFederatedHPA rule", "cronFederatedHPA", klog.KObj(obj), "rule", rule.Name,
 		"scheduleTime", scheduled, "late", start.Sub(scheduled), "took", now.Sub(start), "err", err)
@@ -323,9 +321,9 @@ func (r *Reconciler) arm(key types.NamespacedName, st *objectState) {
 	if earliest.IsZero() || r.objects[key] != st {
 		return
 	}
-	d := max(earliest.Sub(r.Clock.Now()), 0)
+	d := max(earliest.Sub(reconciler.Clock(r.Clock).Now()), 0)
 	obj := wakeObject(key)
-	st.timer = r.Clock.AfterFunc(d, func() {
+	st.timer = reconciler.Clock(r.Clock).AfterFunc(d, func() {
 		select {
 		case r.wake <- event.GenericEvent{Object: obj}:
 		case <-r.stopped:

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	hpa "github.com/flotilla-io/flotilla/internal/core/hpa"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -59,6 +61,9 @@ type Reconciler struct {
 	Recommender *hpa.Recommender
 	// SyncPeriod is --horizontal-pod-autoscaler-sync-period.
 	SyncPeriod time.Duration
+	// Clock stamps the status (lastScaleTime, conditions); nil is the real clock. The
+	// Recommender has its own, for the stabilization windows.
+	Clock clock.PassiveClock
 	// Recorder gets the HPA's events (SuccessfulRescale, FailedRescale,
 	// FailedGetScale, FailedGet*Metric, ...).
 	Recorder record.EventRecorder
@@ -89,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	start := time.Now()
 	failure, err := r.sync(ctx, f)
 	metrics.ObserveFederatedHPAProcess(errors.Join(failure, err), time.Since(start))
-	return ctrl.Result{RequeueAfter: r.SyncPeriod}, err
+	return reconciler.Result(ctrl.Result{RequeueAfter: r.SyncPeriod}, err)
 }
 
 // sync runs one sync of f and writes its status. failure is why the sync
@@ -98,7 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // that failed.
 func (r *Reconciler) sync(ctx context.Context, f *autoscalingv1alpha1.FederatedHPA) (failure, err error) {
 	status := f.Status.DeepCopy()
-	now := metav1.Now()
+	now := metav1.NewTime(reconciler.Now(r.Clock))
 	target, scaleRes, err := r.observe(ctx, f)
 	if err != nil {
 		var te *targetError

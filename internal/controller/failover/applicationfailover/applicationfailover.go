@@ -32,6 +32,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
@@ -66,13 +67,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.Kind.Empty()).
 		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
-}
-
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
 }
 
 // track records the clusters where the resource is Unhealthy now and
@@ -129,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.mu.Unlock()
 		return ctrl.Result{}, nil
 	}
-	now := r.now()
+	now := reconciler.Now(r.Clock)
 	toleration := time.Duration(DefaultTolerationSeconds) * time.Second
 	if s := app.DecisionConditions.TolerationSeconds; s != nil {
 		toleration = time.Duration(*s) * time.Second
@@ -191,7 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		binding.EvictionEvent(r.Recorder, b, c, err)
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("fail binding %s over from %v: %w", req, evict, err)

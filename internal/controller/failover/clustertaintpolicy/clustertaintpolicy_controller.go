@@ -29,6 +29,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler/clusteraffinity"
 )
 
@@ -100,10 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	sort.Slice(policies.Items, func(i, j int) bool { return policies.Items[i].Name < policies.Items[j].Name })
 	taints := slices.Clone(cluster.Spec.Taints)
 	changed := false
-	now := metav1.Now()
-	if r.Clock != nil {
-		now = metav1.NewTime(r.Clock.Now())
-	}
+	now := metav1.NewTime(reconciler.Now(r.Clock))
 	for i := range policies.Items {
 		p := &policies.Items[i].Spec
 		if p.TargetClusters != nil && !clusteraffinity.Matches(cluster, p.TargetClusters) {
@@ -130,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cluster.Spec.Taints = taints
 	if err := r.Client.Patch(ctx, cluster, patch); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	} else if err != nil {
 		err = fmt.Errorf("update the taints of Cluster %s: %w", cluster.Name, err)
 		r.Events.Happened(taintCluster, err, "", cluster)

@@ -38,6 +38,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
@@ -108,10 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if threshold <= 0 {
 		threshold = DefaultUnschedulableThreshold
 	}
-	now := time.Now()
-	if r.Clock != nil {
-		now = r.Clock.Now()
-	}
+	now := reconciler.Now(r.Clock)
 	var errs []error
 	taken := map[string]int32{}
 	for _, tc := range rb.Spec.Clusters {
@@ -143,14 +141,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rb.Spec.Clusters = kept
 	err := r.Client.Patch(ctx, rb, patch)
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("take unschedulable replicas out of binding %s: %w", req, err)
 	}
 	log.FromContext(ctx).Info("Descheduled unschedulable replicas", "binding", req.String(), "taken", taken, "err", err)
 	r.Events.Outcome(deschedule, err, fmt.Sprintf("Binding has been descheduled: %s", describe(taken)), rb, binding.TemplateRef(&rb.Spec))
-	return ctrl.Result{RequeueAfter: r.interval()}, err
+	return reconciler.Result(ctrl.Result{RequeueAfter: r.interval()}, err)
 }
 
 // unschedulable counts the replicas of the workload ref that member cluster has found no node

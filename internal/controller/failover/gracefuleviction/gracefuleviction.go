@@ -40,6 +40,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
@@ -136,18 +137,14 @@ func (r *Reconciler) evictedFrom(ctx context.Context, o client.Object) []ctrl.Re
 	return out
 }
 
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
-
 // Reconcile drops each task that is done (see Done) and comes back when the
 // next one's time is up.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := r.Kind.Empty()
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.settled(req.String(), false, time.Time{}) // forget it
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	spec := binding.Spec(b)
@@ -176,7 +173,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	now := r.now()
+	now := reconciler.Now(r.Clock)
 	ready, settleWait := r.settled(req.String(), ReplacementReady(b), now)
 	scheduled := binding.Status(b).SchedulerObservedGeneration >= b.GetGeneration()
 	var keep []workv1alpha2.GracefulEvictionTask
@@ -206,7 +203,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	patch := client.MergeFromWithOptions(b.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	spec.GracefulEvictionTasks = keep
 	if err := r.Client.Patch(ctx, b, patch); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	} else if err != nil {
 		return ctrl.Result{}, fmt.Errorf("clear graceful eviction tasks of binding %s: %w", req, err)
 	}

@@ -34,6 +34,7 @@ import (
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
@@ -115,13 +116,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
-
 // Reconcile evicts the binding from each cluster whose NoExecute taints it
 // does not tolerate now, and comes back when a tolerationSeconds runs out.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -137,7 +131,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, &clusters); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list clusters: %w", err)
 	}
-	now := r.now()
+	now := reconciler.Now(r.Clock)
 	var evict []string
 	var after time.Duration
 	for _, tc := range spec.Clusters {
@@ -197,7 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		binding.EvictionEvent(r.Recorder, b, c, err)
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("evict binding %s from %v: %w", req, evict, err)

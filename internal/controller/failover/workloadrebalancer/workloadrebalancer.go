@@ -23,6 +23,7 @@ import (
 
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
 
@@ -42,13 +43,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&appsv1alpha1.WorkloadRebalancer{}).
 		WithOptions(queue.Options(mgr, 1)).
 		Complete(r)
-}
-
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
 }
 
 func key(w appsv1alpha1.ObjectReference) string {
@@ -90,7 +84,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	sort.Slice(observed, func(i, j int) bool { return key(observed[i].Workload) < key(observed[j].Workload) })
 	status := appsv1alpha1.WorkloadRebalancerStatus{ObservedWorkloads: observed, ObservedGeneration: wr.Generation, FinishTime: wr.Status.FinishTime}
 	if status.FinishTime == nil || wr.Status.ObservedGeneration != wr.Generation {
-		t := metav1.NewTime(r.now())
+		t := metav1.NewTime(reconciler.Now(r.Clock))
 		status.FinishTime = &t
 	}
 	if !equality.Semantic.DeepEqual(status, wr.Status) {
@@ -101,7 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if ttl := wr.Spec.TTLSecondsAfterFinished; ttl != nil {
-		left := wr.Status.FinishTime.Add(time.Duration(*ttl) * time.Second).Sub(r.now())
+		left := wr.Status.FinishTime.Add(time.Duration(*ttl) * time.Second).Sub(reconciler.Now(r.Clock))
 		if left > 0 {
 			return ctrl.Result{RequeueAfter: left}, nil
 		}

@@ -24,12 +24,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/member/register"
 )
 
@@ -59,6 +61,8 @@ type Reconciler struct {
 	Kube kubernetes.Interface
 	// Recorder, when set, records Approved and Denied events on the CSR.
 	Recorder record.EventRecorder
+	// Clock stamps the decision's condition; nil is the real clock.
+	Clock clock.PassiveClock
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
@@ -175,7 +179,7 @@ func (r *Reconciler) prepareCluster(ctx context.Context, name string, create boo
 func (r *Reconciler) decide(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, kind certificatesv1.RequestConditionType, reason, msg string) error {
 	csr = csr.DeepCopy()
 	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
-		Type: kind, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastUpdateTime: metav1.Now()})
+		Type: kind, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastUpdateTime: metav1.NewTime(reconciler.Now(r.Clock))})
 	if _, err := r.Kube.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("%s CertificateSigningRequest %s: %w", kind, csr.Name, err)
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
 	"github.com/flotilla-io/flotilla/internal/member/join"
 	"github.com/flotilla-io/flotilla/internal/member/register"
@@ -138,13 +139,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).WithOptions(queue.Options(mgr, 1)).Complete(r)
 }
 
-func (r *Reconciler) now() time.Time {
-	if r.Clock == nil {
-		return time.Now()
-	}
-	return r.Clock.Now()
-}
-
 // Reconcile converges one Cluster.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1alpha1.Cluster{}
@@ -163,6 +157,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		metrics.ForgetCluster(req.Name)
 		r.Members.Forget(req.Name)
+		r.mu.Lock()
+		delete(r.pending, req.Name)
+		r.mu.Unlock()
 		// A Pull-mode cluster's agent loses its rights with its Cluster
 		// (nothing to do for other clusters: the objects do not exist).
 		for _, obj := range register.ClusterRBAC(req.Name) {
@@ -248,7 +245,7 @@ func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
 		log.FromContext(ctx).Info("Probe disagrees with the recorded Ready condition", "recorded", was.Status, "observed", now.Status, "reason", now.Reason, "message", now.Message)
 	}
-	r.holdReady(cluster, &status, r.now())
+	r.holdReady(cluster, &status, reconciler.Now(r.Clock))
 	if was, now := readyOf(cluster.Status), readyOf(status); was != nil && now != nil && was.Status != now.Status {
 		log.FromContext(ctx).Info("Ready condition changes after the threshold", "from", was.Status, "to", now.Status)
 	}
@@ -277,7 +274,7 @@ func (r *Reconciler) report(ctx context.Context, cluster *clusterv1alpha1.Cluste
 func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster, status clusterv1alpha1.ClusterStatus) (ctrl.Result, error) {
 	if r.Agent == "" {
 		if err := r.taint(ctx, cluster, &status); apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+			return reconciler.Result(ctrl.Result{}, err)
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -286,7 +283,7 @@ func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster
 		patch := client.MergeFromWithOptions(cluster.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		cluster.Status = status
 		if err := r.Client.Status().Patch(ctx, cluster, patch); apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+			return reconciler.Result(ctrl.Result{}, err)
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Cluster %s: %w", cluster.Name, err)
 		}
@@ -303,7 +300,7 @@ func (r *Reconciler) write(ctx context.Context, cluster *clusterv1alpha1.Cluster
 // agent stops reporting. It looks again when the Lease would run out.
 func (r *Reconciler) followAgent(ctx context.Context, cluster *clusterv1alpha1.Cluster) (ctrl.Result, error) {
 	status := *cluster.Status.DeepCopy()
-	now := r.now()
+	now := reconciler.Now(r.Clock)
 	lease := &coordinationv1.Lease{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: LeaseNamespace, Name: cluster.Name}, lease)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -401,7 +398,7 @@ const LeaseDuration = 40 * time.Second
 // deletes it with the Cluster, whichever tool deleted that).
 func (r *Reconciler) renewLease(ctx context.Context, cluster *clusterv1alpha1.Cluster) error {
 	name := cluster.Name
-	now := metav1.NewMicroTime(r.now())
+	now := metav1.NewMicroTime(reconciler.Now(r.Clock))
 	lease := &coordinationv1.Lease{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: LeaseNamespace, Name: name}, lease)
 	if apierrors.IsNotFound(err) {
@@ -504,7 +501,7 @@ func (r *Reconciler) taint(ctx context.Context, cluster *clusterv1alpha1.Cluster
 	}
 	for _, key := range []string{clusterv1alpha1.TaintClusterNotReady, clusterv1alpha1.TaintClusterUnreachable} {
 		if want[key] && !have[key] {
-			now := metav1.NewTime(r.now())
+			now := metav1.NewTime(reconciler.Now(r.Clock))
 			taints = append(taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &now})
 			changed = true
 		}

@@ -52,6 +52,7 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 	"github.com/flotilla-io/flotilla/internal/model/mcs"
@@ -333,7 +334,7 @@ func (r *Reconciler) collect(ctx context.Context, cluster, namespace, service st
 	}
 	if err := errors.Join(errs...); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+			return reconciler.Result(ctrl.Result{}, err)
 		}
 		return ctrl.Result{}, err
 	}

@@ -37,6 +37,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -703,10 +704,15 @@ func (d *Detector) work(ctx context.Context, q workqueue.TypedRateLimitingInterf
 		}
 		err := d.reconcile(ctx, key)
 		d.inflight.Delete(key)
-		if err != nil {
+		switch {
+		case reconciler.IsTerminal(err):
+			// Only the user can mend it; the change that does reconciles the template again.
+			klog.FromContext(ctx).Error(err, "Template not reconciled", "gvr", key.GVR.String(), "namespace", key.Namespace, "name", key.Name)
+			q.Forget(key)
+		case err != nil:
 			klog.FromContext(ctx).V(1).Info("Requeue template", "gvr", key.GVR.String(), "namespace", key.Namespace, "name", key.Name, "err", err.Error())
 			q.AddRateLimited(key)
-		} else {
+		default:
 			q.Forget(key)
 		}
 		q.Done(key)

@@ -48,6 +48,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
@@ -139,14 +140,6 @@ func (r *Reconciler) executes(cluster string) bool {
 	return r.Executes == nil || r.Executes(cluster)
 }
 
-// clock is the Reconciler's Clock, the real one by default.
-func (r *Reconciler) clock() clock.PassiveClock {
-	if r.Clock == nil {
-		return clock.RealClock{}
-	}
-	return r.Clock
-}
-
 // lock serialises the work on one Work between Handoff and Reconcile.
 func (r *Reconciler) lock(key types.NamespacedName) func() {
 	mu, _ := r.locks.LoadOrStore(key, &sync.Mutex{})
@@ -200,7 +193,7 @@ func (r *Reconciler) handoffNow(ctx context.Context, w *workv1alpha1.Work) {
 		}
 		_, _, isNew, err := r.apply(ctx, m, w, i, desired)
 		if isNew {
-			r.handoff.Store(key, r.clock().Now())
+			r.handoff.Store(key, reconciler.Clock(r.Clock).Now())
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -298,14 +291,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !w.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, cluster, w)
 	}
-	if suspended {
-		// Applied before, perhaps; changes wait until dispatching resumes.
-		return ctrl.Result{}, r.reportSuspended(ctx, w)
-	}
 	if controllerutil.AddFinalizer(w, Finalizer) {
 		if err := r.Client.Update(ctx, w); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to Work %s: %w", client.ObjectKeyFromObject(w), err)
 		}
+	}
+	if suspended {
+		// Applied before, perhaps; changes wait until dispatching resumes.
+		return ctrl.Result{}, r.reportSuspended(ctx, w)
 	}
 	start := time.Now()
 	m, err := r.Members.Get(ctx, cluster)
@@ -322,7 +315,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	}
 	metrics.ObserveWorkSyncWorkload(errors.Join(res.errs...), time.Since(start))
-	if wait := res.firstReportWait(w, r.clock().Now()); wait > 0 {
+	if wait := res.firstReportWait(w, reconciler.Clock(r.Clock).Now()); wait > 0 {
 		// A new object has no status yet and its controllers fill it in
 		// within moments: the first report waits for them (the member
 		// object's change events wake this Work up), so the Work's status
@@ -361,13 +354,14 @@ func (r *Reconciler) applyAll(ctx context.Context, m *registry.Member, w *workv1
 	for i, raw := range w.Spec.Workload.Manifests {
 		desired := &unstructured.Unstructured{}
 		if err := desired.UnmarshalJSON(raw.Raw); err != nil {
-			res.errs = append(res.errs, fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err))
+			// Only a new Work can mend it: not retried (rejectedError).
+			res.errs = append(res.errs, &rejectedError{fmt.Errorf("manifest %d is not a Kubernetes object: %w", i, err)})
 			continue
 		}
 		st, observed, isNew, err := r.apply(ctx, m, w, i, desired)
 		res.settled = res.settled && observed
 		if isNew {
-			res.createdAt = r.clock().Now()
+			res.createdAt = reconciler.Clock(r.Clock).Now()
 		}
 		if err != nil {
 			res.errs = append(res.errs, err)
@@ -504,7 +498,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		// Only this controller writes Work status; a conflict means the
 		// binding controller changed the spec, and the retry reads it.
 		if err := r.Client.Status().Update(ctx, w); apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+			return reconciler.Result(ctrl.Result{}, err)
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}
@@ -525,7 +519,9 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		// object changes.
 		return ctrl.Result{}, fmt.Errorf("apply Work %s/%s: %w", w.Namespace, w.Name, applyErr)
 	}
-	return ctrl.Result{}, nil
+	// Every failure was a refusal only a change of the Work or of the member's object can
+	// mend: reported in the Applied condition, logged once, not retried.
+	return ctrl.Result{}, reconciler.Terminal(applyErr)
 }
 
 // reportSuspended writes the Dispatching condition of a Work whose

@@ -47,6 +47,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/quota"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -249,7 +250,7 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	}
 	r.Events.Outcome(aggregateStatus, err, "Collect status of FederatedResourceQuota("+req.String()+") succeed.", q)
 	return ctrl.Result{}, err
@@ -357,12 +358,12 @@ func (r *EnforcementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		err = patchStatus(ctx, r.Client, q, status)
 	}
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+		return reconciler.Result(ctrl.Result{}, err)
 	}
 	r.Events.Outcome(collectOverall, err, "Collect overall status of FederatedResourceQuota("+req.String()+") succeed.", q)
 	period := r.SyncPeriod
 	if period <= 0 {
 		period = DefaultSyncPeriod
 	}
-	return ctrl.Result{RequeueAfter: period}, err
+	return reconciler.Result(ctrl.Result{RequeueAfter: period}, err)
 }

@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler/capacity"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
@@ -48,10 +50,13 @@ type Capacity struct {
 	// aggregatedStatus reports the cluster Healthy, for AssumptionTTL at most. Decisions are
 	// then made one at a time, so two bindings scheduled together see each other's.
 	Overcommit bool
+	// Clock tells the time assumptions expire at; nil is the real clock.
+	Clock clock.PassiveClock
 
-	waited  sync.Map   // cluster names whose nodes the estimator has waited for once
-	mu      sync.Mutex // held across a decision and its assumption, with Overcommit
-	amu     sync.Mutex // guards assumed
+	groups  groupDecisions // the decisions of workload affinity groups (workloadgroups.go)
+	waited  sync.Map       // cluster names whose nodes the estimator has waited for once
+	mu      sync.Mutex     // held across a decision and its assumption, with Overcommit
+	amu     sync.Mutex     // guards assumed
 	assumed map[string]assumption
 }
 
@@ -59,6 +64,15 @@ type Capacity struct {
 type assumption struct {
 	added   map[string]capacity.Demand
 	expires time.Time
+}
+
+// groupDecisions is the memory of workload-group decisions that every decision with this
+// Capacity shares; with no Capacity (some tests), a fresh one.
+func (c *Capacity) groupDecisions() *groupDecisions {
+	if c == nil {
+		return &groupDecisions{}
+	}
+	return &c.groups
 }
 
 // decide runs fn (a scheduling decision of the binding key) with the estimators the binding
@@ -116,7 +130,7 @@ func (c *Capacity) nodes(cluster *clusterv1alpha1.Cluster) ([]capacity.Node, boo
 func (c *Capacity) others(key, cluster string) []capacity.Demand {
 	c.amu.Lock()
 	defer c.amu.Unlock()
-	now := time.Now()
+	now := reconciler.Now(c.Clock)
 	var out []capacity.Demand
 	for k, a := range c.assumed {
 		if now.After(a.expires) {
@@ -145,7 +159,7 @@ func (c *Capacity) assume(key string, spec *workv1alpha2.ResourceBindingSpec, pr
 		c.assumed = map[string]assumption{}
 	}
 	old := c.assumed[key]
-	a := assumption{added: map[string]capacity.Demand{}, expires: time.Now().Add(AssumptionTTL)}
+	a := assumption{added: map[string]capacity.Demand{}, expires: reconciler.Now(c.Clock).Add(AssumptionTTL)}
 	for _, tc := range clusters {
 		more := max(tc.Replicas-held[tc.Name], 0) + old.added[tc.Name].Replicas
 		if more = min(more, tc.Replicas); more > 0 {

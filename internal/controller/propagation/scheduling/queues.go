@@ -1,11 +1,13 @@
 package scheduling
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -39,10 +41,16 @@ type queues struct {
 	unschedulable map[reconcile.Request]struct{}
 }
 
-func newQueues() *queues {
+// newQueues returns the queues of a scheduler that mgr runs; they are counted in
+// scheduler_pending_bindings while mgr runs.
+func newQueues(mgr ctrl.Manager) (*queues, error) {
 	q := &queues{backoff: map[reconcile.Request]struct{}{}, unschedulable: map[reconcile.Request]struct{}{}}
-	metrics.AddPendingBindingsSource(q.pending)
-	return q
+	return q, mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		remove := metrics.AddPendingBindingsSource(q.pending)
+		<-ctx.Done()
+		remove()
+		return nil
+	}))
 }
 
 // source captures the controller's queue when the controller starts, for the active count.

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/quota"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
@@ -27,6 +29,9 @@ const recentFor = 30 * time.Second
 // admitted. Admissions in one namespace are made one at a time, and each admitted decision's
 // usage counts until the cache shows it. nil enforces nothing.
 type Quotas struct {
+	// Clock tells the time recent usages are forgotten by; nil is the real clock.
+	Clock clock.PassiveClock
+
 	mu     sync.Mutex
 	recent map[string]recentUsage // namespace/name of a binding → its latest admitted usage
 }
@@ -74,7 +79,7 @@ func (q *Quotas) admit(ctx context.Context, c client.Reader, b binding.Object, c
 	if q.recent == nil {
 		q.recent = map[string]recentUsage{}
 	}
-	q.recent[b.GetNamespace()+"/"+b.GetName()] = recentUsage{usage: after, at: time.Now()}
+	q.recent[b.GetNamespace()+"/"+b.GetName()] = recentUsage{usage: after, at: reconciler.Now(q.Clock)}
 	return nil
 }
 
@@ -83,7 +88,7 @@ func (q *Quotas) admit(ctx context.Context, c client.Reader, b binding.Object, c
 func (q *Quotas) recentIn(namespace string) map[string]corev1.ResourceList {
 	out := map[string]corev1.ResourceList{}
 	for key, r := range q.recent {
-		if time.Since(r.at) > recentFor {
+		if reconciler.Now(q.Clock).Sub(r.at) > recentFor {
 			delete(q.recent, key)
 			continue
 		}

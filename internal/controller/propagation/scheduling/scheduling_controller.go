@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +36,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -70,6 +71,8 @@ type Reconciler struct {
 	// (FederatedQuotaEnforcement), shared with the Prescheduler; a quota's
 	// change retries the bindings it refused.
 	Quotas *Quotas
+	// Clock tells a binding's age against BornScheduledGrace; nil is the real clock.
+	Clock clock.PassiveClock
 
 	wakeup statusgate.Wakeup
 	queues *queues
@@ -84,7 +87,10 @@ func (r *Reconciler) newBinding() binding.Object {
 // every binding of this kind.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
-	r.queues = newQueues()
+	var err error
+	if r.queues, err = newQueues(mgr); err != nil {
+		return err
+	}
 	opts := queue.Options(mgr, 4)
 	opts.RateLimiter = rateLimiter()
 	if err := r.Capacity.watch(mgr, r.Kind); err != nil {
@@ -318,7 +324,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	metrics.ObserveScheduleAttempt(kind, schedErr, time.Since(start))
 	r.Events.Outcome(scheduleBinding, schedErr, "Binding has been scheduled successfully.", b, binding.TemplateRef(spec))
 	if schedErr == nil && r.BornScheduled && binding.BornScheduled(b) {
-		if age := time.Since(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
+		if age := reconciler.Now(r.Clock).Sub(b.GetCreationTimestamp().Time); age < BornScheduledGrace {
 			// The status controller's first write carries the Scheduled
 			// condition of a binding born scheduled (one status write
 			// fewer per template); it is written here only if that has
@@ -329,10 +335,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if _, generationOnly := scheduledChange(b, cond, decision.AffinityName, schedErr == nil); generationOnly && r.Gate.Park("scheduled/"+req.String(), r.wakeup.Release(r.keyOnly(b))) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, schedErr == nil); apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
-	} else if err != nil {
-		return ctrl.Result{}, fmt.Errorf("write Scheduled condition of binding %s: %w", req, err)
+	if err := r.writeStatus(ctx, b, cond, decision.AffinityName, schedErr == nil); err != nil {
+		return reconciler.Result(ctrl.Result{}, fmt.Errorf("write Scheduled condition of binding %s: %w", req, err))
 	}
 	return ctrl.Result{}, nil
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -39,6 +40,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -91,6 +93,8 @@ type Reconciler struct {
 	// scheduled with its first aggregated status
 	// (fastpath.Options.BornScheduled).
 	BornScheduled bool
+	// Clock tells how long members have not reported; nil is the real clock.
+	Clock clock.PassiveClock
 	// Gate, if set, defers the binding and template status writes while
 	// propagation is busy (see statusgate.Gate).
 	Gate   *statusgate.Gate
@@ -122,6 +126,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := r.newBinding()
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.rejected.Delete(req.String())
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.GetDeletionTimestamp().IsZero() {
@@ -142,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// binding whose clusters all went.
 	targets := binding.Targets(spec)
 	unscheduled := len(targets) == 0 && len(status.AggregatedStatus) == 0
-	if wait := unreported(targets, byCluster, r.Gate, time.Now()); wait > 0 {
+	if wait := unreported(targets, byCluster, r.Gate, reconciler.Now(r.Clock)); wait > 0 {
 		// Some cluster has not reported yet; it normally does within
 		// moments, and waiting writes the binding once instead of once per
 		// cluster. A Work that stays silent is reported as it is.
@@ -169,13 +176,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	changed := !equality.Semantic.DeepEqual(newStatus, status)
 	var tmplStatus *templateUpdate
+	var aggregateErr error // the interpreter's AggregateStatus failed: the binding's status is still written
 	if !unscheduled {
-		var err error
-		tmplStatus, err = r.templateStatus(ctx, spec, items)
-		if errors.Is(err, binding.ErrTemplatesLoading) {
+		tmplStatus, aggregateErr = r.templateStatus(ctx, spec, items)
+		if errors.Is(aggregateErr, binding.ErrTemplatesLoading) {
 			return ctrl.Result{RequeueAfter: time.Second}, nil
-		} else if err != nil {
-			return ctrl.Result{}, err
 		}
 	}
 	if (changed || tmplStatus != nil) && r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
@@ -190,7 +195,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// update costs the API server less than a patch of the stored
 		// binding.
 		if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
-			return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
+			return reconciler.Result(ctrl.Result{}, err)
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of binding %s: %w", req, err)
 		}
@@ -201,6 +206,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		} else if err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if aggregateErr != nil {
+		// A customization's script that fails (AggregateStatusFailed): retried with back-off,
+		// since mending the ResourceInterpreterCustomization does not change the binding.
+		aggregateErr = fmt.Errorf("aggregate the status of %s: %w", binding.Ref(b), aggregateErr)
+		r.Events.Outcome(aggregateStatus, aggregateErr, "", b, binding.TemplateRef(spec))
+		return ctrl.Result{}, aggregateErr
 	}
 	if (changed && !unscheduled) || tmplStatus != nil {
 		// Karmada's AggregateStatusSucceed, on the binding and its
