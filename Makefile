@@ -41,6 +41,9 @@ up: build
 #   e2e          the baseline end-to-end tests through `flotilla up` (test/e2e)
 UNIT_PKGS = $$($(GO) list ./... | grep -v -e '/test/e2e' -e '/test/integration' -e '/bench')
 FUZZTIME ?= 3s
+# go test's own vet pass is off: verify runs go vet's checks once (golangci-lint's govet),
+# where go test would repeat them for every package of every tier.
+TESTFLAGS = -count=1 -vet=off
 LINT := $(CURDIR)/bin/golangci-lint
 
 ## test: verify, unit, fuzz, integration and the baseline e2e, each timed (CI runs this)
@@ -65,7 +68,7 @@ $(LINT): hack/tools/go.mod hack/tools/go.sum
 
 ## unit: every pure test (-short skips what needs a stack), with the race detector
 unit:
-	$(GO) test -count=1 -short -race -timeout 20m $(UNIT_PKGS)
+	$(GO) test $(TESTFLAGS) -short -race -timeout 20m $(UNIT_PKGS)
 
 ## fuzz: each fuzz target for FUZZTIME (longer runs: docs/development.md)
 fuzz:
@@ -73,16 +76,16 @@ fuzz:
 
 ## integration: the controllers in-process against real API servers
 integration: build
-	FLOTILLA_BIN=$(BIN) $(GO) test -count=1 -timeout 20m ./test/integration/...
+	FLOTILLA_BIN=$(BIN) $(GO) test $(TESTFLAGS) -timeout 20m ./test/integration/...
 
 ## e2e: the baseline end-to-end tests through `flotilla up`, two at a time (test/e2e's lanes,
 ## FLOTILLA_E2E_LANES; -parallel only lets every test reach its lane)
 e2e: build
-	@FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e.log $(GO) test -count=1 -timeout 40m -p 1 -parallel 64 -v ./test/e2e/...
+	@FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e.log $(GO) test $(TESTFLAGS) -timeout 40m -p 1 -parallel 64 -v ./test/e2e/...
 
 ## test-extended: every end-to-end test, the slow and destructive ones too (FLOTILLA_E2E=extended)
 test-extended: build
-	@FLOTILLA_E2E=extended FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e-extended.log $(GO) test -count=1 -timeout 60m -p 1 -parallel 64 -v ./test/e2e/...
+	@FLOTILLA_E2E=extended FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e-extended.log $(GO) test $(TESTFLAGS) -timeout 60m -p 1 -parallel 64 -v ./test/e2e/...
 
 ## generate: regenerate deepcopy code and CRD YAML from api/
 generate:

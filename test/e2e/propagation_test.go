@@ -13,15 +13,16 @@ import (
 	"time"
 )
 
-// get runs kubectl get with a jsonpath on the control plane ("") or a
-// member and returns the output, or "" when the object does not exist.
+// get runs kubectl get (with kubectl's own code, in this process: inProcessGet) on the
+// control plane ("") or a member and returns its output, or "" when kubectl fails, as when
+// the object does not exist.
 func (s *stack) get(member string, args ...string) string {
 	kc, ctx := s.kubeconfig(member)
-	out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kc, "--context", ctx, "get"}, args...)...).CombinedOutput()
-	if err != nil {
+	out, ok := inProcessGet(kc, ctx, args...)
+	if !ok {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(out)
 }
 
 // waitFor polls a kubectl get until its output equals want.
