@@ -49,17 +49,28 @@ func laneCount() int {
 	return 3
 }
 
-// Lane classes: tests that start a stack of their own are the longest (they pay for their
-// start, and most break their stack on purpose), so they take lanes first and the run does
-// not end with one of them alone in a lane.
+// Lane classes, served in this order: tests that start a stack of their own are the longest
+// (they pay for their start, and most break their stack on purpose), then the longest tests
+// on a shared stack (longSharedTests), then the rest, so that the run does not end with one
+// long test alone in a lane.
 const (
 	laneOwnStack = iota
+	laneSharedLong
 	laneSharedStack
 	laneClasses
 )
 
-// laneQueue is a counting semaphore that serves waiting laneOwnStack tests before
-// laneSharedStack ones.
+// longSharedTests are the tests on a shared stack that run longest (over 80 s each on two
+// cores, as `make e2e` prints them in its "lane: ... ran" lines).
+var longSharedTests = map[string]bool{
+	"TestMemberMetrics":              true,
+	"TestPolicyFieldsActAsInKarmada": true,
+	"TestServiceExportImport":        true,
+	"TestPropagation":                true,
+}
+
+// laneQueue is a counting semaphore that serves waiting tests by class: laneOwnStack
+// first, then laneSharedLong, then laneSharedStack.
 type laneQueue struct {
 	mu      sync.Mutex
 	free    int
@@ -67,7 +78,7 @@ type laneQueue struct {
 	waiting [laneClasses][]chan struct{}
 }
 
-// laneSettle is how long after the first request a laneSharedStack test waits before it asks:
+// laneSettle is how long after the first request a test on a shared stack waits before it asks:
 // every parallel test resumes at once, and the laneOwnStack ones must be queued first.
 const laneSettle = time.Second
 
@@ -112,7 +123,7 @@ func (q *laneQueue) release() {
 }
 
 // inLane runs t in parallel with the other tests that run stacks, once a
-// lane is free for its class (laneOwnStack or laneSharedStack); the lane is held
+// lane is free for its class (laneOwnStack, laneSharedLong or laneSharedStack); the lane is held
 // until t ends. Call it first thing in a top-level test (after t.Skip
 // decisions), before anything that t.Parallel forbids (t.Setenv).
 func inLane(t *testing.T, class int) {

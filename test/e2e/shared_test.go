@@ -89,7 +89,11 @@ func sharedStackOf(t *testing.T, members int) *stack {
 	if testing.Short() {
 		t.Skip("e2e: skipped with -short")
 	}
-	inLane(t, laneSharedStack)
+	class := laneSharedStack
+	if longSharedTests[t.Name()] {
+		class = laneSharedLong
+	}
+	inLane(t, class)
 	sh := takeShared(members)
 	if sh == nil {
 		dir, err := os.MkdirTemp("", "flotilla-e2e-shared")
