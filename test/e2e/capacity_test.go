@@ -156,6 +156,17 @@ spec: {workers: 4}
 		s.waitFor(t, "200m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={.status.overallUsed.cpu}")
 		s.waitFor(t, "2", "member2", "deploy", "app", "-n", "quota", "-o", "jsonpath={.status.readyReplicas}")
 
+		// A scale-up past overall of this Duplicated workload is refused too, and the member
+		// keeps running the replicas placed: the quota is not run past.
+		s.kubectl("", "scale", "deployment", "app", "-n", "quota", "--replicas", "4")
+		s.waitFor(t, "False/QuotaExceeded", "", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={.status.conditions[?(@.type=="Scheduled")].status}/{.status.conditions[?(@.type=="Scheduled")].reason}`)
+		time.Sleep(3 * time.Second) // what the member would have got by now, had the Work followed the template
+		if got := s.get("member2", "deploy", "app", "-n", "quota", "-o", "jsonpath={.spec.replicas}"); got != "2" {
+			t.Errorf("member2 runs app with %q replicas after a refused scale-up to 4, want the 2 placed", got)
+		}
+		s.kubectl("", "scale", "deployment", "app", "-n", "quota", "--replicas", "2")
+		s.waitFor(t, "True", "", "rb", "app-deployment", "-n", "quota", "-o", `jsonpath={.status.conditions[?(@.type=="Scheduled")].status}`)
+
 		// An assignment taken away takes its member quota with it.
 		s.kubectl("", "patch", "federatedresourcequota", "team", "-n", "quota", "--type=json", "-p", `[{"op":"remove","path":"/spec/staticAssignments"}]`)
 		s.waitFor(t, "", "member1", "resourcequota", "-n", "quota", "-o", "name")
@@ -170,28 +181,7 @@ spec: {workers: 4}
 	})
 
 	t.Run("the descheduler moves replicas a member cannot run", func(t *testing.T) {
-		s.mustApply(t, "", `apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: mover, namespace: capacity}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: mover}]
-  placement:
-    clusterAffinity: {clusterNames: [member1, member2]}
-    replicaScheduling:
-      replicaSchedulingType: Divided
-      replicaDivisionPreference: Weighted
-      weightPreference: {dynamicWeight: AvailableReplicas}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: mover, namespace: capacity}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: mover}}
-  template:
-    metadata: {labels: {app: mover}}
-    spec: {containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}}}]}
-`)
+		s.kubectl("", "apply", "-n", "capacity", "-f", filepath.Join(exampleDir(t, "capacity"), "mover.yaml"))
 		clusters := `jsonpath={range .spec.clusters[*]}{.name}={.replicas} {end}`
 		eventually(t, 2*time.Minute, "mover to have replicas in member1 and member2", func() (bool, string) {
 			got := s.get("", "rb", "mover-deployment", "-n", "capacity", "-o", clusters)

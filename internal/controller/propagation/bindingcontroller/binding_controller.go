@@ -558,7 +558,8 @@ func (r *Reconciler) deleteWorks(ctx context.Context, id string, keep map[string
 
 // Render turns the template into the manifest for one target cluster:
 // server-set metadata and status stripped, member-owned fields pruned,
-// replicas (and a Job's completions) revised for Divided placement,
+// replicas (and a Job's completions) revised for Divided placement (and for a Duplicated one
+// whose placement holds other replicas than the template: see below),
 // override applied (nil for none),
 // and then, so no override can remove them, Karmada's managed labels and
 // annotations added: work name, template generation, resolved conflict
@@ -572,9 +573,17 @@ func Render(ctx context.Context, in *interpreter.Interpreter, tmpl *unstructured
 	spec := binding.Spec(b)
 	m := tmpl.DeepCopy()
 	native.Prune(m)
-	if divided(spec.Placement) && spec.Replicas > 0 {
+	// Divided: each cluster gets its share. Duplicated: every cluster runs the replicas the
+	// scheduler last placed, which are the template's once it has placed them; until then,
+	// or when it refused them (a FederatedResourceQuota refused a scale-up: QuotaExceeded),
+	// the members keep the replicas they were given rather than running past the refusal.
+	if spec.Replicas > 0 && (divided(spec.Placement) || tc.Replicas != spec.Replicas) {
 		in = interpreter.Or(in)
-		revised, err := in.ReviseReplica(ctx, m, spec.Clusters, tc)
+		shares := spec.Clusters
+		if !divided(spec.Placement) {
+			shares = []workv1alpha2.TargetCluster{tc} // a Duplicated Job keeps all its completions
+		}
+		revised, err := in.ReviseReplica(ctx, m, shares, tc)
 		switch {
 		case err == nil:
 			m = revised
