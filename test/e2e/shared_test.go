@@ -48,6 +48,7 @@ type sharedStack struct {
 	baseline map[string]map[types.UID]bool // per cluster ("" is the control plane): what it held once up
 	broken   bool
 	inUse    bool
+	keep     bool // a test failed on it: stop keeps the data dir
 }
 
 // takeShared marks an idle running stack of that many members in use and returns it, or
@@ -137,6 +138,11 @@ func sharedStackOf(t *testing.T, members int) *stack {
 			t.Logf("the shared %d-member stack could not be reset, the next test gets a fresh one: %v", members, err)
 		}
 		releaseShared(sh, true)
+		if t.Failed() {
+			// Its logs are what explains the failure: the processes stop, the data dir stays.
+			sh.keep = true
+			t.Logf("the shared %d-member stack is stopped; its data dir, with every component's log, is kept: %s", members, sh.dataDir)
+		}
 		sh.stop()
 	})
 	return s
@@ -172,7 +178,9 @@ func (sh *sharedStack) stop() {
 		fmt.Fprintf(os.Stderr, "e2e: processes of the shared stack in %s still run:\n%s\n", sh.dataDir, strings.Join(p, "\n"))
 		return
 	}
-	_ = os.RemoveAll(sh.dataDir)
+	if !sh.keep {
+		_ = os.RemoveAll(sh.dataDir)
+	}
 }
 
 func (sh *sharedStack) clusters() []string {

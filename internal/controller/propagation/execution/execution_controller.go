@@ -291,14 +291,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !w.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, cluster, w)
 	}
+	if suspended {
+		// Applied before, perhaps; changes wait until dispatching resumes. Nothing is done
+		// outside the Work (its own Dispatching condition only), so no finalizer is needed
+		// yet: a collected EndpointSlice's Work is suspended for good and never gets one.
+		return ctrl.Result{}, r.reportSuspended(ctx, w)
+	}
 	if controllerutil.AddFinalizer(w, Finalizer) {
 		if err := r.Client.Update(ctx, w); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to Work %s: %w", client.ObjectKeyFromObject(w), err)
 		}
-	}
-	if suspended {
-		// Applied before, perhaps; changes wait until dispatching resumes.
-		return ctrl.Result{}, r.reportSuspended(ctx, w)
 	}
 	start := time.Now()
 	m, err := r.Members.Get(ctx, cluster)
