@@ -32,8 +32,8 @@ SAMPLE ?= examples/nginx
 up: build
 	$(BIN) up --apply $(SAMPLE)
 
-# The tiers of tests (docs/development.md). Each has one purpose; `make test` runs them in
-# order, prints each one's time, and is what CI runs.
+# The tiers of tests (docs/development.md). Each has one purpose; `make test` runs them
+# (integration beside unit and fuzz: it mostly waits), prints each one's time, and is what CI runs.
 #   verify       generated files, gofmt, golangci-lint (.golangci.yml; its govet is go vet)
 #   unit         every pure test (no API server of its own), with the race detector
 #   fuzz         each fuzz target for FUZZTIME (the seed corpora also run in unit)
@@ -46,14 +46,10 @@ FUZZTIME ?= 3s
 TESTFLAGS = -count=1 -vet=off
 LINT := $(CURDIR)/bin/golangci-lint
 
-## test: verify, unit, fuzz, integration and the baseline e2e, each timed (CI runs this)
+## test: verify, unit, fuzz, integration (beside unit and fuzz) and the baseline e2e, each
+## timed (hack/tiers; CI runs this)
 test: build
-	@hack/tier verify $(MAKE) --no-print-directory verify
-	@hack/tier unit $(MAKE) --no-print-directory unit
-	@hack/tier fuzz $(MAKE) --no-print-directory fuzz
-	@hack/tier integration $(MAKE) --no-print-directory integration
-	@hack/tier e2e $(MAKE) --no-print-directory e2e
-	@hack/tier summary
+	@hack/tiers
 
 ## verify: generated files are fresh, gofmt, and golangci-lint (whose govet is go vet's checks)
 verify: verify-generated lint

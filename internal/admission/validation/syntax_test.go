@@ -87,6 +87,7 @@ func TestEnumsAndSyntaxesAreChecked(t *testing.T) {
 		hook = "webhooks:\n- name: workloads.example.com\n  clientConfig: {url: \"https://interpreter.example.com:443/interpret\"}\n"
 		path = "    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n"
 	)
+	resources := resourceOf(t)
 	for _, tc := range []struct {
 		name, doc string
 		want      string // the field an error must name; "" for an accepted object
@@ -164,7 +165,7 @@ func TestEnumsAndSyntaxesAreChecked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs := admissionErrors(t, resourceOf(t), obj)
+			errs := admissionErrors(t, resources, obj)
 			if tc.want == "" {
 				if len(errs) > 0 {
 					t.Fatalf("refused: %v", errs.ToAggregate())
