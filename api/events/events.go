@@ -34,6 +34,16 @@ const (
 	// be written; the message holds the error. Raised again only when it
 	// changes; an optimistic-lock conflict is retried, not reported.
 	TaintClusterFailed = "TaintClusterFailed"
+	// SyncImpersonationConfigSucceed (Normal, on the Cluster;
+	// unified-auth-controller): the Works carrying the member's
+	// karmada-impersonator ClusterRole and ClusterRoleBinding now list the
+	// subjects that control-plane RBAC allows on the cluster's proxy. One
+	// event per change of that list.
+	SyncImpersonationConfigSucceed = "SyncImpersonationConfigSucceed"
+	// SyncImpersonationConfigFailed (Warning, on the Cluster;
+	// unified-auth-controller): those Works could not be written; the
+	// message holds the error. Raised again only when it changes.
+	SyncImpersonationConfigFailed = "SyncImpersonationConfigFailed"
 )
 
 // Events on resource templates.

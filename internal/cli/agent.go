@@ -73,8 +73,8 @@ running what it has, nothing is deleted, and the agent catches up when it return
 	fl.StringVar(&o.Provider, "cluster-provider", "", "the member's provider, recorded in the Cluster's spec.provider")
 	fl.StringVar(&o.Region, "cluster-region", "", "the member's region, recorded in the Cluster's spec.region")
 	fl.StringSliceVar(&o.Zones, "cluster-zones", nil, "the member's zones, recorded in the Cluster's spec.zones")
-	fl.StringSliceVar(&o.ReportSecrets, "report-secrets", []string{agent.ReportKubeCredentials},
-		"credentials for the member to report to the control plane: KubeCredentials (a service account token, used by the Cluster proxy, 'flotilla get' and 'top' when the member is reachable), or None")
+	fl.StringSliceVar(&o.ReportSecrets, "report-secrets", []string{agent.ReportKubeCredentials, agent.ReportKubeImpersonator},
+		"credentials for the member to report to the control plane: KubeCredentials (a service account token, used by 'flotilla get' and 'top', the metrics adapter and FederatedHPA when the member is reachable), KubeImpersonator (the token the Cluster proxy impersonates callers with), or None")
 	fl.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency, "how often the member is probed for the Cluster's status (and its Lease renewed)")
 	fl.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", cluster.DefaultFailureThreshold, "how long the member must keep failing its probes before Ready turns False")
 	fl.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", cluster.DefaultSuccessThreshold, "how long the member must keep passing its probes before Ready turns True again")
@@ -94,15 +94,6 @@ func runAgent(ctx context.Context, o agent.Options) error {
 	if err := o.Election.Validate(); err != nil {
 		return usageError{err}
 	}
-	// KubeImpersonator is Karmada's second default: the reported token
-	// already lets the control plane impersonate callers.
-	var kept []string
-	for _, s := range o.ReportSecrets {
-		if s != "KubeImpersonator" {
-			kept = append(kept, s)
-		}
-	}
-	o.ReportSecrets = kept
 	if err := wirecodec.SetClientGates(features.Or(o.Features).Enabled(features.ClientsAllowCBOR)); err != nil {
 		return err
 	}

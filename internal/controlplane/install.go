@@ -269,6 +269,15 @@ var installScheme = func() *runtime.Scheme {
 	return s
 }()
 
+// ClusterProxyAdmin names the ClusterRole and ClusterRoleBinding that let
+// the administrators (AdminUser, and Karmada's system:admin) use every
+// Cluster's proxy, as Karmada's installers name them.
+const ClusterProxyAdmin = "cluster-proxy-admin"
+
+// AdminUser is the user of the administrator certificate `flotilla up`
+// writes (group system:masters).
+const AdminUser = "flotilla-admin"
+
 // componentRBAC is each component's ClusterRole and binding (Components).
 // The controller manager acts on any kind a template may be, so it may do
 // anything, as Karmada's does; the others get what they use.
@@ -309,6 +318,19 @@ func componentRBAC() []client.Object {
 			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subjects,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}})
 	}
+	// Karmada's cluster-proxy-admin: the administrators may use every
+	// cluster's proxy, and so (unified authentication) be impersonated in
+	// every member. Their group, system:masters, already is, through the
+	// cluster-admin binding.
+	out = append(out,
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ClusterProxyAdmin}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"cluster.karmada.io"}, Resources: []string{"clusters/proxy"}, Verbs: []string{"*"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ClusterProxyAdmin},
+			Subjects: []rbacv1.Subject{
+				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "system:admin"},
+				{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: AdminUser},
+			},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterProxyAdmin}})
 	// An aggregated API server delegates authentication and authorization
 	// to the control plane, and reads its client CA.
 	adapter := componentSubjects("metrics-adapter")

@@ -15,6 +15,8 @@ import (
 
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/flotilla-io/flotilla/internal/controlplane"
 )
 
 // PKI holds the paths of the per-stack certificate authority and the
@@ -113,7 +115,7 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 	}
 	if !pairPresent(p.AdminCert, p.AdminKey) {
 		tmpl := &x509.Certificate{
-			Subject:     pkix.Name{CommonName: "flotilla-admin", Organization: []string{"system:masters"}},
+			Subject:     pkix.Name{CommonName: controlplane.AdminUser, Organization: []string{"system:masters"}},
 			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}

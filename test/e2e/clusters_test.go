@@ -290,6 +290,20 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: default}]
 		got := asViewer()
 		return strings.Contains(got, `User "system:serviceaccount:default:viewer" cannot get resource "namespaces"`), got
 	})
+	// Unified authentication: the member's impersonator may act as the
+	// viewer while the control plane grants it the proxy, and no longer once
+	// the grant goes.
+	impersonable := func() string {
+		return s.get("member1", "clusterrole", "karmada-impersonator", "-o", `jsonpath={.rules[?(@.resources[0]=="serviceaccounts")].resourceNames}`)
+	}
+	if got := impersonable(); !strings.Contains(got, "viewer") {
+		t.Errorf("member1's karmada-impersonator may impersonate service accounts %q, want the viewer among them", got)
+	}
+	s.kubectl("", "delete", "clusterrolebinding", "viewer-cluster-proxy")
+	eventually(t, 30*time.Second, "member1's karmada-impersonator to drop the viewer", func() (bool, string) {
+		got := impersonable()
+		return !strings.Contains(got, "viewer"), got
+	})
 
 	// unjoin without --orphan removes what Flotilla put in the member.
 	run("unjoin", "member3", "--cluster-kubeconfig", members, "--cluster-context", "member3")

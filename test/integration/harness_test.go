@@ -78,6 +78,7 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"cluster", clusterCases},
+		{"unifiedauth", unifiedAuthCases},
 		{"detector", slices.Concat(detectorCases, preemptionCases, lazyCases, dependentOverrideCases, schedulePriorityCases)},
 		{"scheduler", schedulerCases},
 		{"binding", slices.Concat(bindingCases, suspensionCases)},

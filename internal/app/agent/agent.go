@@ -61,6 +61,14 @@ import (
 // server is reachable from the control plane.
 const ReportKubeCredentials = "KubeCredentials"
 
+// ReportKubeImpersonator is the --report-secrets value that makes the agent
+// give the control plane the token of the member's impersonator service
+// account (Secret karmada-cluster/<cluster>-impersonator, named by
+// spec.impersonatorSecretRef), as Karmada's agent does: the Cluster proxy
+// authenticates with it and impersonates the caller, within what the
+// unifiedAuth controller's karmada-impersonator ClusterRole allows.
+const ReportKubeImpersonator = "KubeImpersonator"
+
 // Options configure one agent.
 type Options struct {
 	// ClusterName is the Cluster this agent serves (--cluster-name).
@@ -78,7 +86,8 @@ type Options struct {
 	APIEndpoint, Provider, Region string
 	Zones                         []string
 	// ReportSecrets lists what the agent reports to the control plane
-	// (--report-secrets): ReportKubeCredentials, or nothing.
+	// (--report-secrets): ReportKubeCredentials, ReportKubeImpersonator,
+	// both (the default of the flag, as in Karmada), or nothing.
 	ReportSecrets []string
 	// StatusUpdateFrequency, FailureThreshold and SuccessThreshold are the
 	// cluster status controller's (Karmada's agent flags of the same names).
@@ -113,8 +122,8 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("the agent needs --cluster-name and the member's --kubeconfig")
 	}
 	for _, s := range o.ReportSecrets {
-		if s != ReportKubeCredentials && s != "None" && s != "" {
-			return fmt.Errorf("--report-secrets: unknown value %q (known: %s, None)", s, ReportKubeCredentials)
+		if s != ReportKubeCredentials && s != ReportKubeImpersonator && s != "None" && s != "" {
+			return fmt.Errorf("--report-secrets: unknown value %q (known: %s, %s, None)", s, ReportKubeCredentials, ReportKubeImpersonator)
 		}
 	}
 	cp := o.ControlPlane
@@ -256,6 +265,12 @@ func registerCluster(ctx context.Context, c client.Client, o Options) error {
 			return err
 		}
 	}
+	var impersonatorRef *clusterv1alpha1.LocalSecretReference
+	if reports(o.ReportSecrets, ReportKubeImpersonator) {
+		if impersonatorRef, err = reportImpersonator(ctx, c, o, cl); err != nil {
+			return err
+		}
+	}
 	before := cl.DeepCopy()
 	endpoint := o.APIEndpoint
 	if endpoint == "" {
@@ -282,6 +297,9 @@ func registerCluster(ctx context.Context, c client.Client, o Options) error {
 	}
 	if secretRef != nil {
 		cl.Spec.SecretRef = secretRef
+	}
+	if impersonatorRef != nil {
+		cl.Spec.ImpersonatorSecretRef = impersonatorRef
 	}
 	if equality.Semantic.DeepEqual(before.Spec, cl.Spec) {
 		return nil

@@ -40,8 +40,29 @@ func reportCredentials(ctx context.Context, c client.Client, o Options, cluster 
 		return nil, fmt.Errorf("make the control plane's credentials for the member: %w", err)
 	}
 	data := map[string][]byte{clusterv1alpha1.SecretCADataKey: o.Member.CAData, clusterv1alpha1.SecretTokenKey: token}
+	return reportSecret(ctx, c, cluster, o.ClusterName, data)
+}
+
+// reportImpersonator gives the control plane the token of the member's
+// impersonator (join.ImpersonatorToken), which the Cluster proxy
+// authenticates with, in the Secret karmada-cluster/<cluster>-impersonator
+// owned by the Cluster, as karmada-agent does for KubeImpersonator, and
+// returns the reference to it.
+func reportImpersonator(ctx context.Context, c client.Client, o Options, cluster *clusterv1alpha1.Cluster) (*clusterv1alpha1.LocalSecretReference, error) {
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	token, err := join.ImpersonatorToken(tctx, o.Member)
+	if err != nil {
+		return nil, fmt.Errorf("make the member's impersonator: %w", err)
+	}
+	return reportSecret(ctx, c, cluster, o.ClusterName+join.ImpersonatorSecretSuffix, map[string][]byte{clusterv1alpha1.SecretTokenKey: token})
+}
+
+// reportSecret writes data to the Secret karmada-cluster/<name> on the
+// control plane, owned by cluster, unless it already holds it.
+func reportSecret(ctx context.Context, c client.Client, cluster *clusterv1alpha1.Cluster, name string, data map[string][]byte) (*clusterv1alpha1.LocalSecretReference, error) {
 	secret := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: join.ClusterSecretNamespace, Name: o.ClusterName}
+	key := client.ObjectKey{Namespace: join.ClusterSecretNamespace, Name: name}
 	switch err := c.Get(ctx, key, secret); {
 	case apierrors.IsNotFound(err):
 		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}, Data: data}

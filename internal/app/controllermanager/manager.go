@@ -51,6 +51,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/failover/workloadrebalancer"
 	"github.com/flotilla-io/flotilla/internal/controller/member/agentcsrapproving"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/member/unifiedauth"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/multiclusterservice"
@@ -90,7 +91,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
 	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName,
-	descheduler.ControllerName}
+	descheduler.ControllerName, unifiedauth.ControllerName}
 
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
@@ -487,6 +488,9 @@ var builders = []builder{
 	}},
 	{deploymentreplicassyncer.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&deploymentreplicassyncer.Reconciler{Client: s.client}}, nil
+	}},
+	{unifiedauth.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&unifiedauth.Reconciler{Client: s.client, Events: s.events(unifiedauth.EventSource)}}, nil
 	}},
 	{agentcsrapproving.ControllerName, func(s *shared) ([]setup, error) {
 		kube, err := kubernetes.NewForConfig(s.mgr.GetConfig())

@@ -90,11 +90,22 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 	}); err != nil {
 		return fmt.Errorf("join %s: write credentials Secret: %w", o.ClusterName, err)
 	}
+	impersonatorToken, err := ImpersonatorToken(ctx, o.Member)
+	if err != nil {
+		return fmt.Errorf("join %s: %w", o.ClusterName, err)
+	}
+	impersonator := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ClusterSecretNamespace, Name: o.ClusterName + ImpersonatorSecretSuffix}}
+	if err := upsert(ctx, cp, impersonator, func() {
+		impersonator.Data = map[string][]byte{clusterv1alpha1.SecretTokenKey: impersonatorToken}
+	}); err != nil {
+		return fmt.Errorf("join %s: write impersonator Secret: %w", o.ClusterName, err)
+	}
 	cluster := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: o.ClusterName}}
 	if err := upsert(ctx, cp, cluster, func() {
 		cluster.Spec.SyncMode = clusterv1alpha1.Push
 		cluster.Spec.APIEndpoint = o.Member.Host
 		cluster.Spec.SecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: ClusterSecretNamespace, Name: o.ClusterName}
+		cluster.Spec.ImpersonatorSecretRef = &clusterv1alpha1.LocalSecretReference{Namespace: ClusterSecretNamespace, Name: impersonator.Name}
 		for dst, v := range map[*string]string{&cluster.Spec.Provider: o.Provider, &cluster.Spec.Region: o.Region, &cluster.Spec.Zone: o.Zone} {
 			if v != "" {
 				*dst = v
@@ -117,8 +128,10 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 	}
 	// As karmadactl join: the Secret goes with the Cluster, so that a Cluster
 	// deleted by any tool leaves no stale credentials for a later join.
-	if err := Own(ctx, cp, cluster, secret); err != nil {
-		return fmt.Errorf("join %s: %w", o.ClusterName, err)
+	for _, s := range []*corev1.Secret{secret, impersonator} {
+		if err := Own(ctx, cp, cluster, s); err != nil {
+			return fmt.Errorf("join %s: %w", o.ClusterName, err)
+		}
 	}
 	return nil
 }
@@ -277,7 +290,49 @@ func MemberToken(ctx context.Context, member *rest.Config, clusterName string) (
 	if err != nil {
 		return nil, err
 	}
-	ns, sa := ClusterSecretNamespace, MemberServiceAccountPrefix+clusterName
+	sa := MemberServiceAccountPrefix + clusterName
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "karmada-controller-manager:" + sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ClusterSecretNamespace, Name: sa}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create cluster role binding in the member: %w", err)
+	}
+	return serviceAccountToken(ctx, cs, sa)
+}
+
+// ImpersonatorServiceAccount is the member's service account of Karmada's
+// unified authentication (karmada-cluster/karmada-impersonator): the
+// Cluster proxy authenticates to the member with its token
+// (spec.impersonatorSecretRef) and impersonates the caller. It has no
+// rights of its own: the control plane's unifiedAuth controller sends the
+// member a ClusterRole of that name letting it impersonate exactly the
+// subjects control-plane RBAC allows on the cluster's proxy.
+const ImpersonatorServiceAccount = "karmada-impersonator"
+
+// ImpersonatorSecretSuffix ends the name of the control-plane Secret
+// holding the impersonator's token: karmada-cluster/<cluster>-impersonator,
+// as karmadactl join and karmada-agent name it.
+const ImpersonatorSecretSuffix = "-impersonator"
+
+// ImpersonatorToken makes the member's ImpersonatorServiceAccount and
+// returns a long-lived token for it, issued by the member's token
+// controller; waiting for it is bounded by ctx. Errors name the object
+// that could not be created.
+func ImpersonatorToken(ctx context.Context, member *rest.Config) ([]byte, error) {
+	cs, err := kubernetes.NewForConfig(member)
+	if err != nil {
+		return nil, err
+	}
+	return serviceAccountToken(ctx, cs, ImpersonatorServiceAccount)
+}
+
+// serviceAccountToken makes service account sa in ClusterSecretNamespace of
+// the member (and the namespace) if missing, and returns a long-lived token
+// for it from a token Secret <sa>-token.
+func serviceAccountToken(ctx context.Context, cs kubernetes.Interface, sa string) ([]byte, error) {
+	ns := ClusterSecretNamespace
 	create := func(what string, err error) error {
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create %s in the member: %w", what, err)
@@ -288,14 +343,6 @@ func MemberToken(ctx context.Context, member *rest.Config, clusterName string) (
 		return nil, err
 	}
 	if err := create("service account "+sa, ignoreResult(cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}))); err != nil {
-		return nil, err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "karmada-controller-manager:" + sa},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
-	}
-	if err := create("cluster role binding", ignoreResult(cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}))); err != nil {
 		return nil, err
 	}
 	secretName := sa + "-token"
@@ -484,7 +531,10 @@ func unjoin(ctx context.Context, cp client.Client, o UnjoinOptions, res *UnjoinR
 		case <-tick.C:
 		}
 	}
-	if ref := cluster.Spec.SecretRef; ref != nil {
+	for _, ref := range []*clusterv1alpha1.LocalSecretReference{cluster.Spec.SecretRef, cluster.Spec.ImpersonatorSecretRef} {
+		if ref == nil {
+			continue
+		}
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name}}
 		if err := cp.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("%s %s: delete credentials Secret %s/%s: %w", verb, o.ClusterName, ref.Namespace, ref.Name, err)
@@ -504,6 +554,13 @@ func unjoin(ctx context.Context, cp client.Client, o UnjoinOptions, res *UnjoinR
 		}
 		if err := cs.CoreV1().Secrets(ClusterSecretNamespace).Delete(ctx, sa+"-token", metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("%s %s: remove the token Secret in the member: %w", verb, o.ClusterName, err)
+		}
+		// The impersonator's ClusterRole and binding went with their Works.
+		if err := cs.CoreV1().ServiceAccounts(ClusterSecretNamespace).Delete(ctx, ImpersonatorServiceAccount, metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("%s %s: remove service account %s/%s in the member: %w", verb, o.ClusterName, ClusterSecretNamespace, ImpersonatorServiceAccount, err)
+		}
+		if err := cs.CoreV1().Secrets(ClusterSecretNamespace).Delete(ctx, ImpersonatorServiceAccount+"-token", metav1.DeleteOptions{}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("%s %s: remove the impersonator's token Secret in the member: %w", verb, o.ClusterName, err)
 		}
 	}
 	return nil

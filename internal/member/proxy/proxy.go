@@ -3,12 +3,17 @@
 //
 //	/apis/cluster.karmada.io/v1alpha1/clusters/<name>/proxy/<path>
 //
-// forwards the request to <path> of member cluster <name>, as the caller:
-// the control plane's credentials for the member (the Cluster's secretRef)
-// authenticate, and the caller's user, groups and extra are impersonated, so
-// the member's RBAC decides what the caller may do there. The control plane's
-// own authorization has run before: the caller needs the verb on
-// clusters/proxy in group cluster.karmada.io, as in Karmada.
+// forwards the request to <path> of member cluster <name>, as the caller,
+// with Karmada's unified authentication: the request authenticates to the
+// member with the token of the member's impersonator service account (the
+// Cluster's spec.impersonatorSecretRef; the CA comes from spec.secretRef)
+// and impersonates the caller's user and groups, so the member's RBAC
+// decides what the caller may do there. The impersonator may impersonate
+// only the subjects control-plane RBAC lets reach the cluster (the
+// unifiedAuth controller keeps its karmada-impersonator ClusterRole in the
+// member): a subject whose grant is removed is refused by the member too.
+// The control plane's own authorization has run before: the caller needs
+// the verb on clusters/proxy in group cluster.karmada.io, as in Karmada.
 //
 // Karmada serves Cluster from an aggregated API server to have this
 // subresource; Flotilla keeps Cluster a CRD and puts Wrap in the control
@@ -16,15 +21,18 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilproxy "k8s.io/apimachinery/pkg/util/proxy"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -32,8 +40,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
-	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
 
 // Prefix is the path of the Cluster resource; a proxy request is
@@ -84,20 +92,15 @@ func Wrap(next http.Handler, loopback *rest.Config) http.Handler {
 type proxy struct {
 	loopback *rest.Config
 	once     sync.Once
-	members  *registry.Registry
+	reader   client.Reader
 	err      error
 }
 
-func (p *proxy) registry() (*registry.Registry, error) {
+func (p *proxy) client() (client.Reader, error) {
 	p.once.Do(func() {
-		c, err := client.New(p.loopback, client.Options{Scheme: controlplane.NewScheme()})
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.members = &registry.Registry{Reader: c}
+		p.reader, p.err = client.New(p.loopback, client.Options{Scheme: controlplane.NewScheme()})
 	})
-	return p.members, p.err
+	return p.reader, p.err
 }
 
 func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path string) {
@@ -109,23 +112,21 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 		fail(apierrors.NewUnauthorized("no user on the request"))
 		return
 	}
-	reg, err := p.registry()
+	c, err := p.client()
 	if err != nil {
 		fail(apierrors.NewInternalError(err))
 		return
 	}
-	m, err := reg.Get(r.Context(), cluster)
+	cfg, err := ImpersonatorConfig(r.Context(), c, cluster)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			fail(apierrors.NewNotFound(clustersResource, cluster))
 			return
 		}
-		fail(apierrors.NewServiceUnavailable(fmt.Sprintf("cluster %s: %v", cluster, err)))
+		fail(apierrors.NewServiceUnavailable(err.Error()))
 		return
 	}
-	cfg := rest.CopyConfig(m.Config)
-	cfg.Timeout = 0 // watches and logs stream
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: u.GetExtra()}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: u.GetName(), Groups: ImpersonatedGroups(u.GetName(), u.GetGroups())}
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		fail(apierrors.NewInternalError(err))
@@ -139,7 +140,7 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 	target.Path = strings.TrimSuffix(target.Path, "/") + path
 	target.RawQuery = r.URL.RawQuery
 	// The caller's own credentials and impersonation requests stop here:
-	// the member sees the control plane's credentials, impersonating the
+	// the member sees the impersonator's token, impersonating the
 	// authenticated caller.
 	r = r.Clone(r.Context())
 	r.Header.Del("Authorization")
@@ -153,6 +154,69 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 	klog.FromContext(r.Context()).V(4).Info("Proxying to a member cluster", "cluster", cluster, "path", path, "user", u.GetName())
 	h.ServeHTTP(w, r)
 }
+
+// ImpersonatorConfig reaches the named cluster's API server as its
+// impersonator: the token of the Secret spec.impersonatorSecretRef names
+// (key "token"), the CA of spec.secretRef's Secret when there is one (key
+// "caBundle"), spec.insecureSkipTLSVerification. Errors: the Cluster's
+// NotFound as such; otherwise a message saying what is missing and how to
+// get it.
+func ImpersonatorConfig(ctx context.Context, c client.Reader, name string) (*rest.Config, error) {
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+		return nil, err
+	}
+	if cluster.Spec.APIEndpoint == "" {
+		return nil, fmt.Errorf("cluster %s has no spec.apiEndpoint: its agent reports it (--cluster-api-endpoint)", name)
+	}
+	ref := cluster.Spec.ImpersonatorSecretRef
+	if ref == nil {
+		return nil, fmt.Errorf("cluster %s has no spec.impersonatorSecretRef, so its proxy cannot impersonate callers: join it again with flotilla join or karmadactl join, or run its agent with --report-secrets KubeCredentials,KubeImpersonator", name)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, secret); err != nil {
+		return nil, fmt.Errorf("read the impersonator Secret %s/%s of cluster %s: %w", ref.Namespace, ref.Name, name, err)
+	}
+	token := secret.Data[clusterv1alpha1.SecretTokenKey]
+	if len(token) == 0 {
+		return nil, fmt.Errorf("the impersonator Secret %s/%s of cluster %s has no %q key", ref.Namespace, ref.Name, name, clusterv1alpha1.SecretTokenKey)
+	}
+	cfg := &rest.Config{Host: cluster.Spec.APIEndpoint, BearerToken: string(token),
+		TLSClientConfig: rest.TLSClientConfig{Insecure: cluster.Spec.InsecureSkipTLSVerification}}
+	if ref := cluster.Spec.SecretRef; ref != nil && !cfg.Insecure {
+		ca := &corev1.Secret{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, ca); err != nil {
+			return nil, fmt.Errorf("read the credentials Secret %s/%s of cluster %s for its CA: %w", ref.Namespace, ref.Name, name, err)
+		}
+		cfg.CAData = ca.Data[clusterv1alpha1.SecretCADataKey]
+	}
+	return cfg, nil
+}
+
+// ImpersonatedGroups are the groups the proxy impersonates for a caller:
+// its groups without system:authenticated and system:unauthenticated (the
+// member adds the first itself), as Karmada does. For a service account,
+// its own groups (system:serviceaccounts and system:serviceaccounts:<ns>)
+// are left out too: the member adds them when no group is impersonated,
+// so a service account granted the proxy needs no grant for its groups
+// (Karmada asks for one).
+func ImpersonatedGroups(userName string, groups []string) []string {
+	rest, isSA := strings.CutPrefix(userName, serviceAccountPrefix)
+	ns, _, _ := strings.Cut(rest, ":")
+	var out []string
+	for _, g := range groups {
+		switch {
+		case g == user.AllAuthenticated || g == user.AllUnauthenticated:
+		case isSA && (g == "system:serviceaccounts" || g == "system:serviceaccounts:"+ns):
+		default:
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// serviceAccountPrefix starts a service account's user name.
+const serviceAccountPrefix = "system:serviceaccount:"
 
 type responder struct{ cluster string }
 

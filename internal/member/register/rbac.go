@@ -9,6 +9,7 @@ import (
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
+	"github.com/flotilla-io/flotilla/internal/member/join"
 )
 
 // ClusterSecretNamespace is the control plane's namespace of member
@@ -52,8 +53,8 @@ const (
 //   - Role+RoleBinding of that name in karmada-es-<cluster>: Works and their
 //     status, and creating events;
 //   - Role+RoleBinding of that name in karmada-cluster: its Lease and its
-//     credentials Secret (resourceNames [cluster]) and creating them
-//     (Karmada's --report-secrets);
+//     credentials Secrets (resourceNames [cluster, cluster-impersonator])
+//     and creating them (Karmada's --report-secrets);
 //   - Role+RoleBinding of that name in karmada-system: the agents'
 //     leader-election Lease (resourceNames [karmada-agent-<cluster>]),
 //     creating it, and the election's events.
@@ -83,7 +84,7 @@ func ClusterRBAC(cluster string) []client.Object {
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ClusterSecretNamespace, Name: name}, Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: own, Verbs: []string{"get", "update", "patch"}},
 			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
-			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: own, Verbs: []string{"get", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{cluster, cluster + join.ImpersonatorSecretSuffix}, Verbs: []string{"get", "update", "patch"}},
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 		}},
 		roleBinding(ClusterSecretNamespace, name, subjects),

@@ -12,6 +12,8 @@ import (
 	rbacregistryvalidation "k8s.io/kubernetes/pkg/registry/rbac/validation"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/flotilla-io/flotilla/internal/member/join"
 )
 
 // authorizerFor is kube-apiserver's RBAC authorizer over objs only.
@@ -121,8 +123,12 @@ func TestClusterRBACGrantsNothingOutsideTheClustersNamesButCreates(t *testing.T)
 			if slices.Equal(r.Verbs, []string{"create"}) {
 				continue
 			}
-			if !slices.Equal(r.ResourceNames, []string{cluster}) {
-				t.Errorf("%T %s grants %v on %v beyond resourceNames [%s]", o, o.GetName(), r.Verbs, r.Resources, cluster)
+			want := []string{cluster}
+			if r.Resources[0] == "secrets" {
+				want = []string{cluster, cluster + join.ImpersonatorSecretSuffix} // the credentials and the impersonator's token
+			}
+			if !slices.Equal(r.ResourceNames, want) {
+				t.Errorf("%T %s grants %v on %v beyond resourceNames %v", o, o.GetName(), r.Verbs, r.Resources, want)
 			}
 		}
 	}

@@ -289,7 +289,7 @@ func checkNotJoined(ctx context.Context, cs kubernetes.Interface, cluster string
 	}
 	for _, sa := range sas.Items {
 		have, ok := strings.CutPrefix(sa.Name, join.MemberServiceAccountPrefix)
-		if !ok || have == cluster || have == "" {
+		if !ok || have == cluster || have == "" || sa.Name == join.ImpersonatorServiceAccount {
 			continue
 		}
 		return fmt.Errorf("this cluster is already joined to a control plane as %q (its ServiceAccount %s/%s holds that control plane's credentials): a cluster joins under one name; unjoin %s first, or delete that ServiceAccount if cluster %s no longer exists",

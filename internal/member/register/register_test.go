@@ -21,6 +21,7 @@ func TestCheckNotJoinedRefusesAMemberJoinedUnderAnotherName(t *testing.T) {
 	}{
 		{name: "a member never joined", want: ""},
 		{name: "its own name's credentials (registered again)", objects: []*corev1.ServiceAccount{sa(ClusterSecretNamespace, "karmada-edge-1"), sa(ClusterSecretNamespace, "default")}, want: ""},
+		{name: "the impersonator a join or an agent left (no cluster name)", objects: []*corev1.ServiceAccount{sa(ClusterSecretNamespace, "karmada-impersonator")}, want: ""},
 		{name: "another namespace's service account", objects: []*corev1.ServiceAccount{sa("kube-system", "karmada-member2")}, want: ""},
 		{name: "joined in Push mode as member2", objects: []*corev1.ServiceAccount{sa(ClusterSecretNamespace, "karmada-member2")},
 			want: `already joined to a control plane as "member2" (its ServiceAccount karmada-cluster/karmada-member2`},
