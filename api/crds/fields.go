@@ -114,7 +114,7 @@ var Fields = []FieldUse{
 	{Kinds: []string{"Cluster"}, Path: "spec.apiEndpoint", ActedOnBy: "member registry"},
 	{Kinds: []string{"Cluster"}, Path: "spec.secretRef", Subtree: true, ActedOnBy: "member registry"},
 	{Kinds: []string{"Cluster"}, Path: "spec.insecureSkipTLSVerification", ActedOnBy: "member registry"},
-	{Kinds: []string{"Cluster"}, Path: "spec.impersonatorSecretRef", Subtree: true, NotActing: "the Cluster proxy impersonates the caller with the secretRef credentials; stored"},
+	{Kinds: []string{"Cluster"}, Path: "spec.impersonatorSecretRef", Subtree: true, ActedOnBy: "Cluster proxy (unified authentication); unifiedAuth controller; join, agent (set)"},
 	{Kinds: []string{"Cluster"}, Path: "spec.proxyURL", NotActing: "members are reached directly, not through an HTTP proxy; stored"},
 	{Kinds: []string{"Cluster"}, Path: "spec.proxyHeader", Subtree: true, NotActing: "members are reached directly, not through an HTTP proxy; stored"},
 	{Kinds: []string{"Cluster"}, Path: "spec.provider", ActedOnBy: "scheduler"},

@@ -182,7 +182,7 @@ members when -C is given, else karmada.`,
 	}
 	o.cp.add(cmd)
 	f := cmd.Flags()
-	f.StringSliceVarP(&o.clusters, "clusters", "C", nil, "member clusters to read (default: every joined cluster)")
+	f.StringSliceVarP(&o.clusters, "clusters", "C", nil, "member clusters to read (with --operation-scope members or all; without -C, every joined cluster); giving it makes members the default scope")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's, else default)")
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "every namespace")
 	f.StringVarP(&o.output, "output", "o", "", "wide, yaml or json (default: a table)")

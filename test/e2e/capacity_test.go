@@ -134,6 +134,8 @@ spec: {workers: 4}
 		s.waitFor(t, "team", "", "work", "-A", "-l", "federatedresourcequota.karmada.io/namespace=quota", "-o", "jsonpath={.items[0].metadata.labels.federatedresourcequota\\.karmada\\.io/name}")
 		s.waitFor(t, "member1:100m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={range .status.aggregatedStatus[*]}{.clusterName}:{.hard.cpu}{end}")
 		s.waitFor(t, "200m", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={.status.overall.cpu}")
+		// Nothing uses it yet: OVERALL_USED reads zero, as a ResourceQuota's USED.
+		s.waitFor(t, "0", "", "federatedresourcequota", "team", "-n", "quota", "-o", "jsonpath={.status.overallUsed.cpu}")
 
 		// 3 replicas of 100m against an overall of 200m: refused, nothing in the members.
 		s.kubectl("", "apply", "-n", "quota", "-f", filepath.Join(exampleDir(t, "quota"), "app.yaml"))

@@ -104,8 +104,17 @@ func TestPullMode(t *testing.T) {
 		t.Errorf("the Lease's holder changed from %q to %q", holder, got)
 	}
 
-	// The Cluster proxy reaches the Pull member with the credentials its
-	// agent reported.
+	// The Cluster proxy reaches the Pull member as its impersonator, whose
+	// token the agent reported (KubeImpersonator) and whose ClusterRole the
+	// agent applied from the unifiedAuth controller's Work: the admin may be
+	// impersonated there.
+	if got := s.get("", "cluster", "member2", "-o", "jsonpath={.spec.impersonatorSecretRef.name}"); got != "member2-impersonator" {
+		t.Errorf("member2's impersonatorSecretRef names %q, want member2-impersonator", got)
+	}
+	eventually(t, time.Minute, "member2's karmada-impersonator to let the admin be impersonated", func() (bool, string) {
+		got := s.get("member2", "clusterrole", "karmada-impersonator", "-o", `jsonpath={.rules[?(@.resources[0]=="users")].resourceNames}`)
+		return strings.Contains(got, `"flotilla-admin"`), got
+	})
 	if out := s.flotilla("get", "deploy", "nginx", "-C", "member2", "--kubeconfig", filepath.Join(s.dataDir, "karmada.config")); !strings.Contains(out, "member2") {
 		t.Errorf("flotilla get -C member2 did not reach the Pull member:\n%s", out)
 	}

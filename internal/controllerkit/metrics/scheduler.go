@@ -156,12 +156,13 @@ var pendingBindings = &pendingCollector{desc: prometheus.NewDesc("scheduler_pend
 type pendingCollector struct {
 	desc    *prometheus.Desc
 	mu      sync.Mutex
-	sources []pendingSource
+	sources []*pendingSource
 }
 
+// pendingSource is one scheduler's report; its address identifies it (funcs cannot be
+// compared).
 type pendingSource struct {
-	id *int
-	f  func() PendingBindings
+	f func() PendingBindings
 }
 
 func (c *pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
@@ -195,12 +196,12 @@ func AddPendingBindingsSource(f func() PendingBindings) (remove func()) {
 func (c *pendingCollector) add(f func() PendingBindings) (remove func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id := new(int) // identifies this source: funcs cannot be compared
-	c.sources = append(c.sources, pendingSource{id: id, f: f})
+	src := &pendingSource{f: f}
+	c.sources = append(c.sources, src)
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.sources = slices.DeleteFunc(slices.Clone(c.sources), func(s pendingSource) bool { return s.id == id })
+		c.sources = slices.DeleteFunc(slices.Clone(c.sources), func(s *pendingSource) bool { return s == src })
 	}
 }
 

@@ -57,7 +57,7 @@ func IsTerminal(err error) bool {
 
 // Result is what Reconcile returns after res and err:
 //   - no error: res;
-//   - a write that lost an optimistic-lock race (Conflict): tried again after
+//   - a write that lost an optimistic-lock race (Conflict, see IsConflict): tried again after
 //     queue.ConflictRetry on a fresh read, with no back-off and no error logged;
 //   - any other error, terminal or not, alone: controller-runtime ignores a result given
 //     with an error (and warns), so a timed re-check waits for the back-off instead.
@@ -65,9 +65,30 @@ func Result(res ctrl.Result, err error) (ctrl.Result, error) {
 	switch {
 	case err == nil:
 		return res, nil
-	case !IsTerminal(err) && apierrors.IsConflict(err):
+	case !IsTerminal(err) && IsConflict(err):
 		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	default:
 		return ctrl.Result{}, err
 	}
+}
+
+// IsConflict reports whether err is an optimistic-lock conflict; an error joining several
+// (errors.Join) is one only when every part is, so that a conflict never hides another
+// error from the back-off and the log.
+func IsConflict(err error) bool { return Every(err, apierrors.IsConflict) }
+
+// Every reports whether is holds for err or, when err joins several errors (errors.Join,
+// also behind %w), for every one of them, recursively. A nil err or an empty join is false.
+func Every(err error, is func(error) bool) bool {
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		parts := joined.Unwrap()
+		for _, e := range parts {
+			if !Every(e, is) {
+				return false
+			}
+		}
+		return len(parts) > 0
+	}
+	return err != nil && is(err)
 }

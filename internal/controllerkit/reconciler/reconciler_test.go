@@ -31,6 +31,8 @@ func TestResult(t *testing.T) {
 		{"an error drops the result", every, other, ctrl.Result{}, other},
 		{"a terminal error drops the result", every, Terminal(other), ctrl.Result{}, Terminal(other)},
 		{"a terminal conflict stays terminal", ctrl.Result{}, Terminal(conflict), ctrl.Result{}, Terminal(conflict)},
+		{"conflicts joined are a conflict", every, errors.Join(conflict, fmt.Errorf("other write: %w", conflict)), ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil},
+		{"a conflict joined to another error does not hide it", every, errors.Join(conflict, other), ctrl.Result{}, errors.Join(conflict, other)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
@@ -62,9 +63,14 @@ func add(sum, per corev1.ResourceList, times int64) {
 }
 
 // Sum adds the lists, keeping only the resources overall names (Karmada counts nothing else
-// against a quota).
+// against a quota). Every resource overall names is in the result, zero when nothing uses
+// it, so `kubectl get federatedresourcequota` shows OVERALL_USED as a ResourceQuota shows
+// USED.
 func Sum(overall corev1.ResourceList, lists ...corev1.ResourceList) corev1.ResourceList {
 	out := corev1.ResourceList{}
+	for name, limit := range overall {
+		out[name] = *resource.NewQuantity(0, limit.Format)
+	}
 	for _, l := range lists {
 		for name, q := range l {
 			if _, counted := overall[name]; !counted {
@@ -78,7 +84,23 @@ func Sum(overall corev1.ResourceList, lists ...corev1.ResourceList) corev1.Resou
 	return out
 }
 
-// Namespace sums Usage over a namespace's bindings, the resources overall names. override,
+// quotaNames is a binding's usage under the names a ResourceQuota gives it too: a request
+// for a resource also counts as "requests.<name>" ("cpu" and "requests.cpu" are one quota
+// there). Karmada counts only the bare name, so an overall of requests.cpu would otherwise
+// be accepted and never reached.
+func quotaNames(usage corev1.ResourceList) corev1.ResourceList {
+	out := make(corev1.ResourceList, 2*len(usage))
+	for name, q := range usage {
+		out[name] = q
+		if !strings.HasPrefix(string(name), corev1.DefaultResourceRequestsPrefix) {
+			out[corev1.ResourceName(corev1.DefaultResourceRequestsPrefix)+name] = q
+		}
+	}
+	return out
+}
+
+// Namespace sums Usage over a namespace's bindings, the resources overall names (a request
+// counting under "requests.<name>" too, see quotaNames). override,
 // by binding name, gives a binding's usage instead of its placement's, and adds bindings the
 // list lacks (decisions the caller's cache does not show yet).
 func Namespace(overall corev1.ResourceList, bindings []workv1alpha2.ResourceBinding, override map[string]corev1.ResourceList) corev1.ResourceList {
@@ -88,14 +110,14 @@ func Namespace(overall corev1.ResourceList, bindings []workv1alpha2.ResourceBind
 		rb := &bindings[i]
 		seen[rb.Name] = true
 		if u, ok := override[rb.Name]; ok {
-			usages = append(usages, u)
+			usages = append(usages, quotaNames(u))
 			continue
 		}
-		usages = append(usages, Usage(&rb.Spec, rb.Spec.Clusters))
+		usages = append(usages, quotaNames(Usage(&rb.Spec, rb.Spec.Clusters)))
 	}
 	for name, u := range override {
 		if !seen[name] {
-			usages = append(usages, u)
+			usages = append(usages, quotaNames(u))
 		}
 	}
 	return Sum(overall, usages...)

@@ -50,7 +50,21 @@ func TestNamespaceAndExceeded(t *testing.T) {
 	if !Grows(overall, cpu("1"), cpu("2")) || Grows(overall, cpu("2"), cpu("1")) {
 		t.Error("Grows() is wrong")
 	}
-	if got := Sum(overall, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}); len(got) != 0 {
-		t.Errorf("a resource overall does not name counts: %v", got)
+	if got := Sum(overall, corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}); len(got) != 1 || !got.Cpu().IsZero() {
+		t.Errorf("a resource overall does not name counts, and one nothing uses is zero: %v", got)
+	}
+	// ResourceQuota's names: requests.cpu is cpu, requests.example.com/gpu is example.com/gpu.
+	prefixed := corev1.ResourceList{"requests.cpu": resource.MustParse("1"), "requests.example.com/gpu": resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("1")}
+	gpu := workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "gpu"}}
+	used = Namespace(prefixed, []workv1alpha2.ResourceBinding{gpu}, map[string]corev1.ResourceList{
+		"gpu": {"example.com/gpu": resource.MustParse("2")}, "web": cpu("1500m")})
+	if got := used["requests.cpu"]; got.String() != "1500m" {
+		t.Errorf("requests.cpu used %s, want the cpu requests, 1500m", got.String())
+	}
+	if got := used[corev1.ResourceCPU]; got.String() != "1500m" {
+		t.Errorf("cpu used %s beside requests.cpu, want 1500m", got.String())
+	}
+	if got := Exceeded(prefixed, used); len(got) != 3 {
+		t.Errorf("Exceeded() = %v, want cpu, requests.cpu and requests.example.com/gpu", got)
 	}
 }

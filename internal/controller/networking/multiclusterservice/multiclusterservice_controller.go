@@ -63,6 +63,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 	"github.com/flotilla-io/flotilla/internal/model/mcs"
@@ -255,10 +256,11 @@ func result(err error) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	case errors.Is(err, errRetry), errors.Is(err, binding.ErrTemplatesLoading):
 		return ctrl.Result{RequeueAfter: time.Second}, nil
-	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err):
+		// A create that lost a race with the cache: like a conflict.
 		return ctrl.Result{RequeueAfter: queue.ConflictRetry}, nil
 	}
-	return ctrl.Result{}, err
+	return reconciler.Result(ctrl.Result{}, err)
 }
 
 // crossCluster sends the Service to the providers and consumers, marks the

@@ -54,6 +54,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
@@ -375,23 +376,10 @@ func (r *Reconciler) retry(err error) (ctrl.Result, error) {
 	return ctrl.Result{}, err
 }
 
+// isConflict reports whether err, in every part when it joins several, is a
+// conflict or a create that lost a race with the cache (AlreadyExists).
 func isConflict(err error) bool {
-	if err == nil {
-		return false
-	}
-	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-		return true
-	}
-	var joined interface{ Unwrap() []error }
-	if errors.As(err, &joined) {
-		for _, e := range joined.Unwrap() {
-			if !isConflict(e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return reconciler.Every(err, func(e error) bool { return apierrors.IsConflict(e) || apierrors.IsAlreadyExists(e) })
 }
 
 // recordDependencies writes binding.DependenciesAnnotation on the workload
