@@ -33,7 +33,8 @@ up: build
 	$(BIN) up --apply $(SAMPLE)
 
 # The tiers of tests (docs/development.md). Each has one purpose; `make test` runs them
-# (integration beside unit and fuzz: it mostly waits), prints each one's time, and is what CI runs.
+# (integration then e2e beside a niced unit and fuzz: they mostly wait), prints each one's
+# time, and is what CI runs.
 #   verify       generated files, gofmt, golangci-lint (.golangci.yml; its govet is go vet)
 #   unit         every pure test (no API server of its own), with the race detector
 #   fuzz         each fuzz target for FUZZTIME (the seed corpora also run in unit)
@@ -46,7 +47,7 @@ FUZZTIME ?= 3s
 TESTFLAGS = -count=1 -vet=off
 LINT := $(CURDIR)/bin/golangci-lint
 
-## test: verify, unit, fuzz, integration (beside unit and fuzz) and the baseline e2e, each
+## test: verify, then integration and the baseline e2e beside a niced unit and fuzz, each
 ## timed (hack/tiers; CI runs this)
 test: build
 	@hack/tiers
