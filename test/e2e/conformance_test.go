@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flotilla-io/flotilla/internal/test/reftest"
 )
@@ -49,8 +50,14 @@ func TestKarmadaAPICompatibility(t *testing.T) {
 			for _, f := range crds {
 				s.kubectl("", "apply", "-f", f)
 			}
+			// Polled rather than `kubectl wait --for=condition`, which fails
+			// outright when it reads the CRD before its status has conditions
+			// (a null list).
 			for _, f := range crds {
-				s.kubectl("", "wait", "--for=condition=Established", "--timeout=60s", "-f", f)
+				eventually(t, time.Minute, "the CRDs of "+f+" to be Established", func() (bool, string) {
+					got := s.get("", "-f", f, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+					return got == "True", got
+				})
 			}
 			for _, f := range files {
 				s.kubectl("", "apply", "-f", f)
