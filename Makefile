@@ -64,8 +64,10 @@ $(LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 ## unit: every pure test (-short skips what needs a stack), with the race detector
+# GORACE atexit_sleep_ms=0: a race-enabled binary otherwise sleeps a second as it exits (for
+# goroutines still running to report), which holds one of go test's two slots idle per package.
 unit:
-	$(GO) test $(TESTFLAGS) -short -race -timeout 20m $(UNIT_PKGS)
+	GORACE=atexit_sleep_ms=0 $(GO) test $(TESTFLAGS) -short -race -timeout 20m $(UNIT_PKGS)
 
 ## fuzz: each fuzz target for FUZZTIME (longer runs: docs/development.md)
 fuzz:
@@ -75,7 +77,7 @@ fuzz:
 integration: build
 	FLOTILLA_BIN=$(BIN) $(GO) test $(TESTFLAGS) -timeout 20m ./test/integration/...
 
-## e2e: the baseline end-to-end tests through `flotilla up`, two at a time (test/e2e's lanes,
+## e2e: the baseline end-to-end tests through `flotilla up`, three at a time (test/e2e's lanes,
 ## FLOTILLA_E2E_LANES; -parallel only lets every test reach its lane)
 e2e: build
 	@FLOTILLA_BIN=$(BIN) hack/testlog bin/e2e.log $(GO) test $(TESTFLAGS) -timeout 40m -p 1 -parallel 64 -v ./test/e2e/...

@@ -6,8 +6,9 @@ import (
 	"os"
 
 	"github.com/flotilla-io/flotilla/internal/cli"
+	"github.com/flotilla-io/flotilla/internal/localstack/component"
 )
 
 func main() {
-	os.Exit(cli.Execute())
+	os.Exit(cli.Execute(component.NewCommand()))
 }

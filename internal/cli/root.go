@@ -14,8 +14,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// NewRootCommand returns the `flotilla` command with every subcommand.
-func NewRootCommand() *cobra.Command {
+// NewRootCommand returns the `flotilla` command with every subcommand of this
+// package, and extra (commands defined elsewhere, such as the local stack's
+// `component`, which cmd/flotilla adds).
+func NewRootCommand(extra ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "flotilla",
 		Short: "Flotilla: Karmada-compatible multi-cluster Kubernetes orchestration",
@@ -56,9 +58,10 @@ reports their status back.`,
 		}
 		_ = cmd.Help()
 	}
-	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newComponentCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
+	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
 		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
 		newTokenCommand(), newRegisterCommand(), newUnregisterCommand(), newAgentCommand(), newInstallCommand(), newWebhookCommand())
+	root.AddCommand(extra...)
 	// cobra adds these two lazily, when it runs; add them now so that
 	// reportErrorsOnce reaches them too.
 	root.InitDefaultHelpCmd()
@@ -67,12 +70,14 @@ reports their status back.`,
 	return root
 }
 
-// Execute runs flotilla with the process's arguments and returns its exit
+// Execute runs flotilla (NewRootCommand(extra...)) with the process's arguments and returns its exit
 // code. Every failure, cobra's own included (an unknown flag or command, an
 // unexpected argument), is printed once to stderr in kubectl's form,
 // "error: <message>", followed after a usage mistake by
 // "See '<command> --help' for usage.".
-func Execute() int { return execute(NewRootCommand(), os.Args[1:], os.Stderr) }
+func Execute(extra ...*cobra.Command) int {
+	return execute(NewRootCommand(extra...), os.Args[1:], os.Stderr)
+}
 
 func execute(root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)

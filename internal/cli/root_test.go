@@ -32,8 +32,8 @@ func TestErrorsArePrintedOnceKubectlStyle(t *testing.T) {
 			want: "error: unknown command \"extra\" for \"flotilla version\"\nSee 'flotilla version --help' for usage.\n",
 		},
 		"an unknown subcommand of a command group is an error": {
-			args: []string{"component", "nosuch"},
-			want: "error: unknown command \"nosuch\" for \"flotilla component\"\nSee 'flotilla component --help' for usage.\n",
+			args: []string{"token", "nosuch"},
+			want: "error: unknown command \"nosuch\" for \"flotilla token\"\nSee 'flotilla token --help' for usage.\n",
 		},
 		"a failure while running gets no usage hint": {
 			args: []string{"down", "--data-dir", missing},

@@ -1,4 +1,4 @@
-package cli
+package component
 
 import (
 	"flag"
@@ -10,13 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/internal/localstack"
-	"github.com/flotilla-io/flotilla/internal/localstack/component"
 )
 
-// newComponentCommand returns the hidden `flotilla component <kind> ...`
-// commands that `flotilla up` runs as child processes. Arguments pass
-// through to the Kubernetes component unchanged.
-func newComponentCommand() *cobra.Command {
+// NewCommand returns the hidden `flotilla component <kind> ...` commands
+// that `flotilla up` runs as child processes: one per localstack.Kind*
+// (apiserver, controller-manager, scheduler, kwok, metrics). Arguments pass
+// through to the Kubernetes component unchanged, and the process exits with
+// its code. cmd/flotilla adds it to the CLI, so that only the binary, not
+// internal/cli's tests, links the Kubernetes components.
+func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    "component",
 		Short:  "Run one Kubernetes component of the local stack (used by flotilla up)",
@@ -37,10 +39,10 @@ func newComponentCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		run(localstack.KindAPIServer, runAPIServer),
-		run(localstack.KindControllerManager, component.RunControllerManager),
-		run(localstack.KindScheduler, component.RunScheduler),
-		run(localstack.KindKwok, component.RunKwok),
-		run(localstack.KindMetrics, component.RunMetrics),
+		run(localstack.KindControllerManager, RunControllerManager),
+		run(localstack.KindScheduler, RunScheduler),
+		run(localstack.KindKwok, RunKwok),
+		run(localstack.KindMetrics, RunMetrics),
 	)
 	return cmd
 }
@@ -57,7 +59,7 @@ func runAPIServer(args []string) int {
 		}
 	}
 	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
-	var o component.EtcdOptions
+	var o EtcdOptions
 	fs.StringVar(&o.Name, "etcd-name", "default", "etcd member name")
 	fs.StringVar(&o.DataDir, "etcd-data-dir", "", "etcd data directory of the embedded etcd; empty runs none (give kube-apiserver --etcd-servers)")
 	fs.IntVar(&o.ClientPort, "etcd-client-port", 2379, "etcd client port on 127.0.0.1")
@@ -76,5 +78,5 @@ func runAPIServer(args []string) int {
 		fmt.Fprintln(os.Stderr, "error: give --etcd-data-dir (an embedded etcd) or kube-apiserver's --etcd-servers after --")
 		return 2
 	}
-	return component.RunAPIServer(o, rest)
+	return RunAPIServer(o, rest)
 }
