@@ -109,11 +109,15 @@ func (f *managerFlags) run(cmd *cobra.Command) error {
 	if err := f.opts.Election.Validate(); err != nil {
 		return usageError{err}
 	}
-	switch mode := policyv1alpha1.PurgeMode(f.purgeMode); mode {
-	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
-		f.opts.NoExecuteTaintEvictionPurgeMode = mode
-	default:
-		return usageError{fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, not %q", f.purgeMode)}
+	// The taint manager's flags are the controller manager's only
+	// (addControllerFlags): the scheduler has none to check.
+	if cmd.Flags().Lookup("no-execute-taint-eviction-purge-mode") != nil {
+		switch mode := policyv1alpha1.PurgeMode(f.purgeMode); mode {
+		case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
+			f.opts.NoExecuteTaintEvictionPurgeMode = mode
+		default:
+			return usageError{fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, not %q", f.purgeMode)}
+		}
 	}
 	if f.opts.ResourceEvictionRate < 0 {
 		return usageError{fmt.Errorf("--resource-eviction-rate must be 0 or more evictions a second, not %g", f.opts.ResourceEvictionRate)}

@@ -110,6 +110,20 @@ func TestComponentsServeMetricsProbesAndJSONLogsByDefaultAsKarmada(t *testing.T)
 	}
 }
 
+// TestSchedulerStartsWithItsDefaults runs the scheduler, which shares the
+// controller manager's start-up but not all its flags, with nothing but a
+// kubeconfig that does not exist: it must get past the flag checks with its
+// defaults and fail on the kubeconfig. (Only one such run fits in a process:
+// the logging configuration is applied once.)
+func TestSchedulerStartsWithItsDefaults(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-kubeconfig")
+	var stderr bytes.Buffer
+	code := execute(NewRootCommand(), []string{"scheduler", "--kubeconfig", missing, "--metrics-bind-address", "0", "--health-probe-bind-address", "0"}, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), missing) || strings.Contains(stderr.String(), "See '") {
+		t.Errorf("exit code %d, stderr %q; want 1 and an error about %s alone, past the flag checks", code, stderr.String(), missing)
+	}
+}
+
 func TestFeatureGates(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -99,8 +99,8 @@ func Up(ctx context.Context, o UpOptions) (*Stack, error) {
 	if err := WriteKubeconfigs(plan); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(plan.KwokConfig, []byte(kwokStages()), 0o600); err != nil {
-		return nil, fmt.Errorf("write kwok stages: %w", err)
+	if err := writeKwokConfig(plan.KwokConfig, plan.DataDir); err != nil {
+		return nil, err
 	}
 
 	s := &Stack{Plan: plan, Supervisor: NewSupervisor(o.Exe), out: o.Out, started: start}

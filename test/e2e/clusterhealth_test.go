@@ -105,12 +105,12 @@ func TestClusterHealthThresholds(t *testing.T) {
 }
 
 // stripServerFields drops the metadata fields the API server owns from a
-// kubectl -o yaml dump, so it can be created again.
+// kubectl -o yaml dump, so it can be created again. Only the object's own
+// (two-space indented) fields go: an owner reference keeps its uid.
 func stripServerFields(yaml string) string {
 	var out []string
 	for _, l := range strings.Split(yaml, "\n") {
-		trimmed := strings.TrimSpace(l)
-		if strings.HasPrefix(trimmed, "resourceVersion:") || strings.HasPrefix(trimmed, "uid:") || strings.HasPrefix(trimmed, "creationTimestamp:") {
+		if strings.HasPrefix(l, "  resourceVersion:") || strings.HasPrefix(l, "  uid:") || strings.HasPrefix(l, "  creationTimestamp:") {
 			continue
 		}
 		out = append(out, l)

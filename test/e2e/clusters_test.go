@@ -265,9 +265,26 @@ spec:
 	if out, err := exec.Command("kubectl", "--kubeconfig", cp[1], "get", "--raw", "/apis/cluster.karmada.io/v1alpha1/clusters/nosuch/proxy/api").CombinedOutput(); err == nil || !strings.Contains(string(out), `clusters.cluster.karmada.io "nosuch" not found`) {
 		t.Errorf("proxy to a cluster that does not exist: %v %s", err, out)
 	}
+	// Logs and exec (an upgraded connection) through the proxy: kubectl
+	// pointed at member1's proxy URL, with the control plane's credentials,
+	// reaches a pod kwok simulates there.
+	server := s.kubectl("", "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}")
+	s.kubectl("member1", "run", "shell", "-n", "apps", "--image=busybox", "--restart=Never")
+	s.waitFor(t, "Running", "member1", "pod", "shell", "-n", "apps", "-o", "jsonpath={.status.phase}")
+	viaProxy := func(args ...string) (string, error) {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", cp[1], "--server", server + "/apis/cluster.karmada.io/v1alpha1/clusters/member1/proxy", "-n", "apps"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := viaProxy("logs", "shell"); err != nil || !strings.Contains(out, "simulated container started by kwok") {
+		t.Errorf("kubectl logs through the proxy: %v\n%s", err, out)
+	}
+	if out, err := viaProxy("exec", "shell", "--", "sh", "-c", "echo exec-$((20+22)) in ${PWD##*/}"); err != nil || !strings.Contains(out, "exec-42 in kwok-exec") {
+		t.Errorf("kubectl exec through the proxy: %v\n%s", err, out)
+	}
+	s.kubectl("member1", "delete", "pod", "shell", "-n", "apps", "--wait=false")
+
 	s.kubectl("", "create", "serviceaccount", "viewer", "-n", "default")
 	token := strings.TrimSpace(s.kubectl("", "create", "token", "viewer", "-n", "default"))
-	server := s.kubectl("", "config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}")
 	asViewer := func() string {
 		out, _ := exec.Command("kubectl", "--kubeconfig", os.DevNull, "--server", server, "--insecure-skip-tls-verify", "--token", token, "get", "--raw", proxy).CombinedOutput()
 		return string(out)

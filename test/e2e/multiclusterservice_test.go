@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"regexp"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,11 +19,11 @@ import (
 func TestMultiClusterServiceCrossCluster(t *testing.T) {
 	extended(t)
 	s := startStack(t, 4)
-	// member4 joins later: take it out now, keeping its Cluster object.
-	clusterYAML := regexp.MustCompile(`(?m)^\s*(uid|resourceVersion|creationTimestamp|generation):.*\n`).ReplaceAllString(
-		s.kubectl("", "get", "cluster", "member4", "-o", "yaml"), "")
-	clusterYAML = clusterYAML[:strings.Index(clusterYAML, "\nstatus:")+1]
-	s.kubectl("", "delete", "cluster", "member4")
+	// member4 joins later: take it out now. (Unjoined and joined again: its
+	// credentials Secret is owned by its Cluster, as in Karmada, so a
+	// Cluster deleted and created again from its YAML would have none.)
+	cpConfig, membersConfig := filepath.Join(s.dataDir, "karmada.config"), filepath.Join(s.dataDir, "members.config")
+	s.flotilla("unjoin", "member4", "--kubeconfig", cpConfig, "--cluster-kubeconfig", membersConfig, "--cluster-context", "member4")
 	s.waitFor(t, "", "", "cluster", "member4", "-o", "name", "--ignore-not-found")
 
 	s.kubectl("", "create", "namespace", "xmcs")
@@ -166,18 +164,7 @@ spec:
 	if got := dispatched("member1"); len(got) != 0 {
 		t.Errorf("member1 got its own endpoints back: %v", got)
 	}
-	f, err := os.CreateTemp(t.TempDir(), "member4-*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(clusterYAML); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	kc, ctx := s.kubeconfig("")
-	if out, err := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "create", "-f", f.Name()).CombinedOutput(); err != nil {
-		t.Fatalf("join member4 again: %v\n%s\n%s", err, out, clusterYAML)
-	}
+	s.flotilla("join", "member4", "--kubeconfig", cpConfig, "--cluster-kubeconfig", membersConfig, "--cluster-context", "member4")
 	waitServices("member1,member2,member3,member4")
 	sameBackends("member4, joined later, gets member1's endpoints", "member4", 2)
 

@@ -288,7 +288,16 @@ func TestPullGuideOnTheLocalStack(t *testing.T) {
 	kc := filepath.Join(s.dataDir, "karmada.config")
 	members := filepath.Join(s.dataDir, "members.config")
 	s.flotilla("unjoin", "member2", "--kubeconfig", kc, "--cluster-kubeconfig", members, "--cluster-context", "member2")
-	s.mustApply(t, "", deploymentYAML("default", "edge-app", 1, "nginx")+"---\n"+policyTo("default", "edge-app", "Deployment", "edge-app", "edge-1"))
+	// Duplicated: bare members have no nodes, so (as in Karmada) they have no
+	// room for Divided replicas.
+	s.mustApply(t, "", deploymentYAML("default", "edge-app", 1, "nginx")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: edge-app, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: edge-app}]
+  placement: {clusterAffinity: {clusterNames: [edge-1]}}
+`)
 	cmdLine := strings.Fields(s.flotilla("token", "create", "--print-register-command", "--kubeconfig", kc))
 	server, token, hash := cmdLine[len(cmdLine)-5], cmdLine[len(cmdLine)-3], cmdLine[len(cmdLine)-1]
 	s.flotilla("register", server, "--token", token, "--discovery-token-ca-cert-hash", hash, "--cluster-name", "edge-1",

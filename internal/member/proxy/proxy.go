@@ -151,8 +151,29 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 	}
 	h := utilproxy.NewUpgradeAwareHandler(target, transport, false, false, responder{cluster: cluster})
 	h.UseRequestLocation = false
+	if h.UpgradeTransport, err = upgradeTransport(cfg); err != nil {
+		fail(apierrors.NewInternalError(err))
+		return
+	}
 	klog.FromContext(r.Context()).V(4).Info("Proxying to a member cluster", "cluster", cluster, "path", path, "user", u.GetName())
 	h.ServeHTTP(w, r)
+}
+
+// upgradeTransport carries an upgraded request (exec, attach, port-forward:
+// the handler dials the member itself and writes the request on the
+// connection) with what transport adds to every other request: the
+// impersonator's token and the Impersonate-* headers of cfg. Without it the
+// member would see the request with neither and refuse it as anonymous.
+func upgradeTransport(cfg *rest.Config) (utilproxy.UpgradeRequestRoundTripper, error) {
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	headers, err := rest.HTTPWrappersForConfig(cfg, utilproxy.MirrorRequest)
+	if err != nil {
+		return nil, err
+	}
+	return utilproxy.NewUpgradeRequestRoundTripper(&http.Transport{TLSClientConfig: tlsConfig, Proxy: http.ProxyFromEnvironment}, headers), nil
 }
 
 // ImpersonatorConfig reaches the named cluster's API server as its
