@@ -242,14 +242,15 @@ spec:
 	// the export keeps its Work.
 	s.kubectl("", "delete", "mcs", "foo", "-n", "xmcs")
 	waitServices("member1")
+	// The slices are withdrawn beside the Services, each Work once its
+	// member copy is deleted.
 	for _, m := range []string{"member2", "member3", "member4"} {
-		if got := dispatched(m); len(got) != 0 {
-			t.Errorf("%s keeps slices %v after the MultiClusterService is gone", m, got)
-		}
+		eventually(t, time.Minute, m+" to lose its slices after the MultiClusterService is gone", func() (bool, string) {
+			got := dispatched(m)
+			return len(got) == 0, strings.Join(got, ",")
+		})
 	}
-	if got := s.get("", "work", "-A", "-l", "multiclusterservice.karmada.io/name=foo", "-o", "name"); got != "" {
-		t.Errorf("Works left after the MultiClusterService is gone:\n%s", got)
-	}
+	s.waitFor(t, "", "", "work", "-A", "-l", "multiclusterservice.karmada.io/name=foo", "-o", "name")
 	if got := collectedBy(); strings.TrimSpace(got) != "ServiceExport" {
 		t.Errorf("member1's collected slice is managed by %q after the MultiClusterService went, want ServiceExport", got)
 	}
