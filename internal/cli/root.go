@@ -58,7 +58,7 @@ reports their status back.`,
 		}
 		_ = cmd.Help()
 	}
-	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newInterpretCommand(),
+	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newSearchCommand(), newInterpretCommand(),
 		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
 		newTokenCommand(), newRegisterCommand(), newUnregisterCommand(), newAgentCommand(), newInstallCommand(), newWebhookCommand())
 	root.AddCommand(extra...)

@@ -305,7 +305,7 @@ var PostStartSteps = []localstack.Step{
 	{Name: "member clusters joined (push mode; pull-mode members register later), with the mcs-api CRDs", Run: joinMembers},
 	// The adapter first, so that the FederatedHPA controller's first syncs
 	// find the control plane's metrics APIs served.
-	{Run: startMetricsAdapter},
+	{Run: startAggregatedServers},
 	{Run: func(ctx context.Context, s *localstack.Stack) error {
 		if err := s.StartComponent(ctx, s.Plan.ControllerManager); err != nil {
 			return err
@@ -339,23 +339,31 @@ func installControlPlane(ctx context.Context, s *localstack.Stack) error {
 	return controlplane.Install(ctx, cfg, controlplane.InstallOptions{Server: s.Plan.ControlPlane().Server(), CAPEM: ca}, nil)
 }
 
-// startMetricsAdapter starts the metrics adapter, when the stack has one,
-// and registers it on the control plane as the metrics APIServices.
-func startMetricsAdapter(ctx context.Context, s *localstack.Stack) error {
-	if s.Plan.MetricsAdapter.Kind == "" {
-		return nil
+// startAggregatedServers starts the metrics adapter, when the stack has one,
+// and the search server, and registers them on the control plane as their
+// APIServices.
+func startAggregatedServers(ctx context.Context, s *localstack.Stack) error {
+	logs := []string{s.Plan.Search.LogFile}
+	if s.Plan.MetricsAdapter.Kind != "" {
+		if err := s.StartComponent(ctx, s.Plan.MetricsAdapter); err != nil {
+			return err
+		}
+		logs = append(logs, s.Plan.MetricsAdapter.LogFile)
 	}
-	if err := s.StartComponent(ctx, s.Plan.MetricsAdapter); err != nil {
+	if err := s.StartComponent(ctx, s.Plan.Search); err != nil {
 		return err
 	}
 	cfg, err := localstack.RESTConfig(s.Plan.KarmadaKubeconfig(), localstack.ControlPlaneContext)
 	if err != nil {
 		return err
 	}
-	if err := localstack.RegisterMetricsAPIs(ctx, cfg, s.Plan.ControlPlane()); err != nil {
-		return fmt.Errorf("register the metrics adapter on the control plane: %w (see %s)", err, s.Plan.MetricsAdapter.LogFile)
+	if err := localstack.RegisterAggregatedAPIs(ctx, cfg, s.Plan.ControlPlane()); err != nil {
+		return fmt.Errorf("register the aggregated APIs on the control plane: %w (see %s)", err, strings.Join(logs, ", "))
 	}
-	s.Progress("%s: metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io Available (metrics adapter)", localstack.ControlPlaneName)
+	if s.Plan.MetricsAdapter.Kind != "" {
+		s.Progress("%s: metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io Available (metrics adapter)", localstack.ControlPlaneName)
+	}
+	s.Progress("%s: search.karmada.io Available (search server)", localstack.ControlPlaneName)
 	return nil
 }
 

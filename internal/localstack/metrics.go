@@ -53,43 +53,50 @@ const MetricsNamespace = "kube-system"
 const (
 	MetricsAdapterNamespace = "karmada-system"
 	MetricsAdapterService   = "karmada-metrics-adapter"
+	// SearchService is the control plane's Service for the search server
+	// (Karmada's karmada-search), in MetricsAdapterNamespace.
+	SearchService = "karmada-search"
 )
 
-// MetricsAPIService is one APIService a cluster registers for a metrics
-// component: Group/Version served by Namespace/Service on Port of 127.0.0.1.
-type MetricsAPIService struct {
+// AggregatedAPI is one APIService a cluster registers for an aggregated
+// API server (a metrics component, or the search server): Group/Version served by Namespace/Service on Port of 127.0.0.1.
+type AggregatedAPI struct {
 	Group, Version     string
 	Namespace, Service string
 	Port               int
 }
 
 // Name is the APIService's name, "<version>.<group>".
-func (a MetricsAPIService) Name() string { return a.Version + "." + a.Group }
+func (a AggregatedAPI) Name() string { return a.Version + "." + a.Group }
 
-// MetricsAPIServices returns the metrics APIServices of cluster c. A
-// non-bare member serves the resource metrics API on its resource metrics
-// port and the custom (v1beta1, v1beta2) and external metrics APIs on its
-// custom metrics port; the control plane serves all four from the metrics
-// adapter, when the stack runs one. It returns nil for bare members and for
-// a control plane without an adapter.
-func MetricsAPIServices(c *ClusterPlan) []MetricsAPIService {
+// AggregatedAPIs returns the APIServices of cluster c. A non-bare member
+// serves the resource metrics API on its resource metrics port and the
+// custom (v1beta1, v1beta2) and external metrics APIs on its custom metrics
+// port; the control plane serves all four from the metrics adapter, when the
+// stack runs one, and search.karmada.io from the search server. It returns
+// nil for bare members.
+func AggregatedAPIs(c *ClusterPlan) []AggregatedAPI {
 	if c.Member == nil {
-		if c.MetricsAdapterPort == 0 {
-			return nil
+		var apis []AggregatedAPI
+		if c.MetricsAdapterPort != 0 {
+			ns, svc, port := MetricsAdapterNamespace, MetricsAdapterService, c.MetricsAdapterPort
+			apis = append(apis,
+				AggregatedAPI{Group: "metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
+				AggregatedAPI{Group: "custom.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
+				AggregatedAPI{Group: "custom.metrics.k8s.io", Version: "v1beta2", Namespace: ns, Service: svc, Port: port},
+				AggregatedAPI{Group: "external.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port})
 		}
-		ns, svc, port := MetricsAdapterNamespace, MetricsAdapterService, c.MetricsAdapterPort
-		return []MetricsAPIService{
-			{Group: "metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
-			{Group: "custom.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
-			{Group: "custom.metrics.k8s.io", Version: "v1beta2", Namespace: ns, Service: svc, Port: port},
-			{Group: "external.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: svc, Port: port},
+		if c.SearchPort != 0 {
+			apis = append(apis, AggregatedAPI{Group: "search.karmada.io", Version: "v1alpha1",
+				Namespace: MetricsAdapterNamespace, Service: SearchService, Port: c.SearchPort})
 		}
+		return apis
 	}
 	if c.Member.Bare {
 		return nil
 	}
 	ns := MetricsNamespace
-	return []MetricsAPIService{
+	return []AggregatedAPI{
 		{Group: "metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: "flotilla-metrics-server", Port: c.ResourceMetricsPort},
 		{Group: "custom.metrics.k8s.io", Version: "v1beta1", Namespace: ns, Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
 		{Group: "custom.metrics.k8s.io", Version: "v1beta2", Namespace: ns, Service: "flotilla-custom-metrics", Port: c.CustomMetricsPort},
@@ -133,13 +140,13 @@ func InstallKwokMetrics(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
-// RegisterMetricsAPIs creates or updates, in cluster c, one ExternalName
+// RegisterAggregatedAPIs creates or updates, in cluster c, one ExternalName
 // Service (127.0.0.1) per metrics server and the APIServices of
-// MetricsAPIServices(c), then waits until every APIService is Available. The
+// AggregatedAPIs(c), then waits until every APIService is Available. The
 // API server skips TLS verification of the metrics servers, which serve the
 // stack's loopback certificate under a name it would not expect. On timeout
 // the error lists the APIServices still unavailable and why.
-func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) error {
+func RegisterAggregatedAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -148,7 +155,7 @@ func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) 
 	if err != nil {
 		return err
 	}
-	apis := MetricsAPIServices(c)
+	apis := AggregatedAPIs(c)
 	services := map[string]bool{}
 	for _, a := range apis {
 		if services[a.Service] {
@@ -210,7 +217,7 @@ func RegisterMetricsAPIs(ctx context.Context, cfg *rest.Config, c *ClusterPlan) 
 	return waitAPIServicesAvailable(ctx, agg, apis)
 }
 
-func waitAPIServicesAvailable(ctx context.Context, agg aggregator.Interface, apis []MetricsAPIService) error {
+func waitAPIServicesAvailable(ctx context.Context, agg aggregator.Interface, apis []AggregatedAPI) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -50,6 +50,8 @@ const (
 	KindFlotillaControllerManager = "flotilla-controller-manager"
 	// KindMetricsAdapter is `flotilla metrics-adapter`.
 	KindMetricsAdapter = "metrics-adapter"
+	// KindSearch is `flotilla search`.
+	KindSearch = "search"
 	// KindAgent is `flotilla agent`, a Pull-mode member's agent.
 	KindAgent = "flotilla-agent"
 )
@@ -92,7 +94,10 @@ type ClusterPlan struct {
 	// metrics adapter); 0 for members, and for a stack whose members are
 	// all bare (nothing to measure).
 	MetricsAdapterPort int
-	Components         []Component
+	// SearchPort serves search.karmada.io (the search server) on the
+	// control plane; 0 for members.
+	SearchPort int
+	Components []Component
 	// Agent is a Pull-mode member's `flotilla agent`, started once the
 	// member is registered; its Kind is empty for other clusters.
 	Agent Component
@@ -120,6 +125,10 @@ type Plan struct {
 	// members (`flotilla metrics-adapter`); it starts before the controller
 	// manager. Its Kind is empty when the stack has no simulated member.
 	MetricsAdapter Component
+	// Search is `flotilla search` (Karmada's karmada-search): the
+	// search.karmada.io API, ResourceRegistries in the control plane's etcd.
+	// It starts with the metrics adapter.
+	Search Component
 	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
 	// (Config.NoAdmissionClaim).
 	NoAdmissionClaim bool
@@ -224,6 +233,22 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 			return nil, err
 		}
 		m.Agent = p.agent(m, agentPorts[m.Name], metricsPort)
+	}
+	if cp.SearchPort, err = ports.Port("flotilla/search"); err != nil {
+		return nil, err
+	}
+	p.Search = Component{
+		Name: "search", Cluster: ControlPlaneName, Kind: KindSearch,
+		Args: []string{"search",
+			"--kubeconfig=" + cp.Kubeconfig,
+			fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", cp.EtcdPorts[0]),
+			"--bind-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", cp.SearchPort),
+			"--tls-cert-file=" + p.PKI.ServingCert,
+			"--tls-private-key-file=" + p.PKI.ServingKey,
+		},
+		LogFile:   filepath.Join(p.LogDir(), "search.log"),
+		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.SearchPort),
 	}
 	return p, nil
 }
@@ -534,7 +559,7 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 		for _, comp := range c.Components {
 			writeComponent(comp, "  ")
 		}
-		for _, a := range MetricsAPIServices(c) {
+		for _, a := range AggregatedAPIs(c) {
 			fmt.Fprintf(w, "  APIService %s: Service %s/%s (ExternalName 127.0.0.1), port %d\n", a.Name(), a.Namespace, a.Service, a.Port)
 		}
 	}
@@ -542,6 +567,7 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 	if p.MetricsAdapter.Kind != "" {
 		writeComponent(p.MetricsAdapter, "  ")
 	}
+	writeComponent(p.Search, "  ")
 	writeComponent(p.ControllerManager, "  ")
 	for _, c := range p.StandbyControllerManagers {
 		writeComponent(c, "  ")

@@ -99,8 +99,12 @@ func TestBareMemberRunsOnlyItsAPIServer(t *testing.T) {
 	if diff := cmp.Diff([]string{KindAPIServer, KindControllerManager}, kinds); diff != "" {
 		t.Errorf("bare member components (-want +got):\n%s", diff)
 	}
-	if p.MetricsAdapter.Kind != "" || MetricsAPIServices(p.ControlPlane()) != nil {
+	if p.MetricsAdapter.Kind != "" {
 		t.Errorf("a stack of bare members runs a metrics adapter: %+v", p.MetricsAdapter)
+	}
+	// The search server runs whatever the members.
+	if apis := AggregatedAPIs(p.ControlPlane()); len(apis) != 1 || apis[0].Name() != "v1alpha1.search.karmada.io" || p.Search.Kind != KindSearch {
+		t.Errorf("a stack of bare members: control plane APIServices %+v, search server %+v; want only search.karmada.io", apis, p.Search)
 	}
 }
 
@@ -129,7 +133,7 @@ func TestEachSimulatedMemberHasItsOwnMetricsPorts(t *testing.T) {
 			}
 		}
 		var groups []string
-		for _, a := range MetricsAPIServices(m) {
+		for _, a := range AggregatedAPIs(m) {
 			groups = append(groups, a.Name())
 		}
 		want := []string{"v1beta1.metrics.k8s.io", "v1beta1.custom.metrics.k8s.io", "v1beta2.custom.metrics.k8s.io", "v1beta1.external.metrics.k8s.io"}
@@ -138,13 +142,19 @@ func TestEachSimulatedMemberHasItsOwnMetricsPorts(t *testing.T) {
 		}
 	}
 	cp := p.ControlPlane()
-	for _, a := range MetricsAPIServices(cp) {
+	for _, a := range AggregatedAPIs(cp) {
+		if a.Group == "search.karmada.io" {
+			if a.Service != SearchService || a.Port != cp.SearchPort || a.Port == 0 || seen[a.Port] != "" {
+				t.Errorf("control plane APIService %s is not the search server's: %+v", a.Name(), a)
+			}
+			continue
+		}
 		if a.Service != MetricsAdapterService || a.Namespace != MetricsAdapterNamespace || a.Port != cp.MetricsAdapterPort || a.Port == 0 {
 			t.Errorf("control plane APIService %s is not the metrics adapter's: %+v", a.Name(), a)
 		}
 	}
-	if len(MetricsAPIServices(cp)) != 4 || p.MetricsAdapter.Kind != KindMetricsAdapter {
-		t.Errorf("the control plane has no metrics adapter: %v, %+v", MetricsAPIServices(cp), p.MetricsAdapter)
+	if len(AggregatedAPIs(cp)) != 5 || p.MetricsAdapter.Kind != KindMetricsAdapter {
+		t.Errorf("the control plane has no metrics adapter: %v, %+v", AggregatedAPIs(cp), p.MetricsAdapter)
 	}
 }
 

@@ -224,7 +224,7 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 		return err
 	}
 	s.progress("%s: %d nodes Ready", c.Name, c.Member.Nodes)
-	if err := RegisterMetricsAPIs(ctx, restCfg, c); err != nil {
+	if err := RegisterAggregatedAPIs(ctx, restCfg, c); err != nil {
 		return fmt.Errorf("%s: register the metrics APIs: %w (see %s)", c.Name, err, filepath.Join(s.Plan.LogDir(), c.Name+"-"+KindMetrics+".log"))
 	}
 	s.progress("%s: metrics.k8s.io, custom.metrics.k8s.io and external.metrics.k8s.io Available", c.Name)

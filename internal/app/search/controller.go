@@ -1,0 +1,151 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/member/registry"
+)
+
+// controller keeps the Cache in step with the ResourceRegistries and the
+// Clusters, and writes each registry's Ready condition. Every change of
+// either (and a resync every 30 s) re-reads everything: there are few
+// registries and few clusters, and one pass decides the whole set of caches.
+type controller struct {
+	cache   *Cache
+	reader  client.Reader
+	members *registry.Registry
+}
+
+var registriesGVR = searchv1alpha1.SchemeGroupVersion.WithResource(searchv1alpha1.ResourcePluralResourceRegistry)
+
+const syncKey = "all"
+
+func (c *controller) run(ctx context.Context, cp crcache.Cache, loopback *rest.Config) error {
+	log := klog.FromContext(ctx).WithName("search-cache")
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "search-cache"})
+	defer queue.ShutDown()
+	defer c.cache.Stop()
+	enqueue := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { queue.Add(syncKey) },
+		UpdateFunc: func(any, any) { queue.Add(syncKey) },
+		DeleteFunc: func(any) { queue.Add(syncKey) },
+	}
+	for _, obj := range []client.Object{&clusterv1alpha1.Cluster{}} {
+		inf, err := cp.GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("watch Clusters (are the Karmada CRDs installed?): %w", err)
+		}
+		if _, err := inf.AddEventHandler(enqueue); err != nil {
+			return err
+		}
+	}
+	go func() { _ = cp.Start(ctx) }()
+	if !cp.WaitForCacheSync(ctx) {
+		return fmt.Errorf("the Cluster cache did not sync: %w", ctx.Err())
+	}
+	dyn, err := dynamic.NewForConfig(loopback)
+	if err != nil {
+		return err
+	}
+	regs := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0).ForResource(registriesGVR).Informer()
+	if _, err := regs.AddEventHandler(enqueue); err != nil {
+		return err
+	}
+	go regs.Run(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), regs.HasSynced) {
+		return fmt.Errorf("the ResourceRegistry cache did not sync: %w", ctx.Err())
+	}
+	go func() {
+		t := time.NewTicker(resyncEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				queue.Add(syncKey)
+			}
+		}
+	}()
+	go func() { <-ctx.Done(); queue.ShutDown() }()
+	queue.Add(syncKey)
+	for {
+		key, shutdown := queue.Get()
+		if shutdown {
+			return nil
+		}
+		again, err := c.sync(ctx, regs.GetStore(), dyn)
+		switch {
+		case err != nil:
+			log.Error(err, "Sync failed; retrying")
+			queue.AddRateLimited(key)
+		case again:
+			queue.Forget(key)
+			queue.AddAfter(key, 2*time.Second)
+		default:
+			queue.Forget(key)
+		}
+		queue.Done(key)
+	}
+}
+
+// sync makes the caches match and writes the registries' conditions. again
+// is true while some cache is still listing, so the condition follows it.
+func (c *controller) sync(ctx context.Context, store toolscache.Store, dyn dynamic.Interface) (again bool, err error) {
+	var regs []searchv1alpha1.ResourceRegistry
+	for _, obj := range store.List() {
+		r := searchv1alpha1.ResourceRegistry{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.(*unstructured.Unstructured).Object, &r); err != nil {
+			klog.FromContext(ctx).Error(err, "Unreadable ResourceRegistry", "name", obj.(*unstructured.Unstructured).GetName())
+			continue
+		}
+		regs = append(regs, r)
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := c.reader.List(ctx, clusters); err != nil {
+		return false, err
+	}
+	conds := c.cache.Sync(ctx, regs, clusters.Items, func(cl *clusterv1alpha1.Cluster) (*registry.Member, error) {
+		return c.members.ForCluster(ctx, cl)
+	})
+	var firstErr error
+	for i := range regs {
+		reg := &regs[i]
+		cond := conds[reg.Name]
+		if cond.Reason == searchv1alpha1.ReasonCacheNotSynced {
+			again = true
+		}
+		if !meta.SetStatusCondition(&reg.Status.Conditions, cond) {
+			continue
+		}
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(reg)
+		if err != nil {
+			return again, err
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion(searchv1alpha1.SchemeGroupVersion.String())
+		u.SetKind(searchv1alpha1.ResourceKindResourceRegistry)
+		if _, err := dyn.Resource(registriesGVR).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("write the status of ResourceRegistry %s: %w", reg.Name, err)
+		}
+	}
+	return again, firstErr
+}

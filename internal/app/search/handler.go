@@ -1,0 +1,266 @@
+package search
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
+
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
+)
+
+// searchREST is the virtual resource search: GET
+// /apis/search.karmada.io/v1alpha1/search/cache/<Kubernetes path> answers a
+// get or a list of a cached kind from every member cache.
+type searchREST struct{ cache *Cache }
+
+var (
+	_ rest.Storage              = &searchREST{}
+	_ rest.Scoper               = &searchREST{}
+	_ rest.Connecter            = &searchREST{}
+	_ rest.SingularNameProvider = &searchREST{}
+)
+
+func (r *searchREST) New() runtime.Object                               { return &searchv1alpha1.Search{} }
+func (r *searchREST) Destroy()                                          {}
+func (r *searchREST) NamespaceScoped() bool                             { return false }
+func (r *searchREST) GetSingularName() string                           { return "search" }
+func (r *searchREST) ConnectMethods() []string                          { return []string{http.MethodGet} }
+func (r *searchREST) NewConnectOptions() (runtime.Object, bool, string) { return nil, true, "" }
+
+// Connect serves search/cache/<path>; "opensearch" (Karmada's other
+// category) is refused, as Flotilla keeps no OpenSearch copy.
+func (r *searchREST) Connect(ctx context.Context, id string, _ runtime.Object, _ rest.Responder) (http.Handler, error) {
+	if id != "cache" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("search category %q is not served: use search/cache/<Kubernetes path>, for example search/cache/apis/apps/v1/deployments", id))
+	}
+	info, ok := genericrequest.RequestInfoFrom(ctx)
+	if !ok || len(info.Parts) < 3 {
+		return nil, apierrors.NewBadRequest("name a Kubernetes path after search/cache/, for example search/cache/api/v1/pods")
+	}
+	native, err := parseNativePath(info.Parts[2:])
+	if err != nil {
+		return nil, err
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.serve(w, req, native)
+	}), nil
+}
+
+// parseNativePath reads a Kubernetes resource path (api/v1/namespaces/x/pods,
+// apis/apps/v1/deployments/web, ...) as the API server would.
+func parseNativePath(parts []string) (*genericrequest.RequestInfo, error) {
+	f := &genericrequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	req, _ := http.NewRequest(http.MethodGet, "/"+strings.Join(parts, "/"), nil)
+	info, err := f.NewRequestInfo(req)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if !info.IsResourceRequest || info.Resource == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s is not a Kubernetes resource path: use api/v1/<resource> or apis/<group>/<version>/<resource>", strings.Join(parts, "/")))
+	}
+	if info.Subresource != "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the search cache serves objects, not their subresource %q", info.Subresource))
+	}
+	return info, nil
+}
+
+func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *genericrequest.RequestInfo) {
+	gvr := schema.GroupVersionResource{Group: native.APIGroup, Version: native.APIVersion, Resource: native.Resource}
+	v, err := r.cache.Resource(gvr)
+	if err != nil {
+		writeError(w, req, err)
+		return
+	}
+	for _, s := range v.skipped {
+		warning.AddWarning(req.Context(), "", s)
+	}
+	var out any
+	if native.Name != "" {
+		out, err = v.get(native.Namespace, native.Name)
+	} else {
+		out, err = v.list(native.Namespace, req)
+	}
+	if err != nil {
+		writeError(w, req, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func writeError(w http.ResponseWriter, req *http.Request, err error) {
+	responsewriters.ErrorNegotiated(err, codecs, schema.GroupVersion{Group: searchv1alpha1.GroupName, Version: "v1alpha1"}, w, req)
+}
+
+// annotated returns a copy of a cached object with the cluster it came from.
+func annotated(mc *memberCache, obj any) map[string]any {
+	u := obj.(*unstructured.Unstructured)
+	c := u.DeepCopy()
+	a := c.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[CachedFromClusterAnnotation] = mc.cluster
+	c.SetAnnotations(a)
+	return c.Object
+}
+
+// get returns the object of that name from the first cluster (by name) that
+// holds it.
+func (v *view) get(namespace, name string) (any, error) {
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	for _, mc := range v.caches {
+		if mc.allowed != nil && !mc.allowed.Has(namespace) {
+			continue
+		}
+		if obj, ok, _ := mc.informer.GetStore().GetByKey(key); ok {
+			return annotated(mc, obj), nil
+		}
+	}
+	return nil, apierrors.NewNotFound(v.gvr.GroupResource(), name)
+}
+
+// listContinue is a search-cache continue token: where the previous page
+// ended (cluster, then namespace/name key), base64url of its JSON.
+type listContinue struct {
+	Cluster string `json:"cluster"`
+	Key     string `json:"key"`
+}
+
+// list answers a list: items of every cluster in (cluster, namespace, name)
+// order, filtered by namespace and the label and field selectors, cut by
+// limit, with a continue token. Its resourceVersion is Karmada's multi-cluster
+// form: base64url (no padding) of {"<cluster>":"<resourceVersion>",...}.
+func (v *view) list(namespace string, req *http.Request) (any, error) {
+	q := req.URL.Query()
+	ls, err := labels.Parse(q.Get("labelSelector"))
+	if err != nil {
+		return nil, apierrors.NewBadRequest("labelSelector: " + err.Error())
+	}
+	fs, err := fields.ParseSelector(q.Get("fieldSelector"))
+	if err != nil {
+		return nil, apierrors.NewBadRequest("fieldSelector: " + err.Error())
+	}
+	limit := 0
+	if l := q.Get("limit"); l != "" {
+		if _, err := fmt.Sscan(l, &limit); err != nil || limit < 0 {
+			return nil, apierrors.NewBadRequest("limit must be a non-negative integer")
+		}
+	}
+	var from *listContinue
+	if c := q.Get("continue"); c != "" {
+		from = &listContinue{}
+		data, err := base64.RawURLEncoding.DecodeString(c)
+		if err == nil {
+			err = json.Unmarshal(data, from)
+		}
+		if err != nil {
+			return nil, apierrors.NewBadRequest("continue: not a token this server returned; list again without it")
+		}
+	}
+	rvs := map[string]string{}
+	items := []any{}
+	var next *listContinue
+	var last listContinue // the last item taken
+	for _, mc := range v.caches {
+		rvs[mc.cluster] = mc.informer.LastSyncResourceVersion()
+		if from != nil && mc.cluster < from.Cluster {
+			continue
+		}
+		keys := mc.informer.GetStore().ListKeys()
+		sort.Strings(keys)
+		for _, k := range keys {
+			if from != nil && mc.cluster == from.Cluster && k <= from.Key {
+				continue
+			}
+			obj, ok, _ := mc.informer.GetStore().GetByKey(k)
+			if !ok {
+				continue
+			}
+			u := obj.(*unstructured.Unstructured)
+			if namespace != "" && u.GetNamespace() != namespace {
+				continue
+			}
+			if mc.allowed != nil && !mc.allowed.Has(u.GetNamespace()) {
+				continue
+			}
+			if !ls.Matches(labels.Set(u.GetLabels())) || !fs.Matches(fieldsOf{u}) {
+				continue
+			}
+			if limit > 0 && len(items) == limit {
+				next = &last
+				break
+			}
+			items = append(items, annotated(mc, obj))
+			last = listContinue{Cluster: mc.cluster, Key: k}
+		}
+		if next != nil {
+			break
+		}
+	}
+	meta := map[string]any{"resourceVersion": multiClusterVersion(rvs)}
+	if next != nil {
+		data, _ := json.Marshal(next)
+		meta["continue"] = base64.RawURLEncoding.EncodeToString(data)
+	}
+	return map[string]any{"apiVersion": v.gvk.GroupVersion().String(), "kind": v.gvk.Kind + "List", "metadata": meta, "items": items}, nil
+}
+
+// multiClusterVersion is Karmada's resourceVersion of an answer built from
+// several clusters: base64url (no padding) of the JSON object of each
+// cluster's resourceVersion, keys sorted.
+func multiClusterVersion(rvs map[string]string) string {
+	data, _ := json.Marshal(rvs) // maps marshal with sorted keys
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+// fieldsOf lets a field selector read any field of an object by its dotted
+// path (metadata.name, spec.nodeName, status.phase, ...), as a string.
+type fieldsOf struct{ u *unstructured.Unstructured }
+
+func (f fieldsOf) Has(field string) bool {
+	_, ok := f.lookup(field)
+	return ok
+}
+
+func (f fieldsOf) Get(field string) string {
+	s, _ := f.lookup(field)
+	return s
+}
+
+func (f fieldsOf) lookup(field string) (string, bool) {
+	v, ok, err := unstructured.NestedFieldNoCopy(f.u.Object, strings.Split(field, ".")...)
+	if !ok || err != nil {
+		return "", false
+	}
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case map[string]any, []any:
+		return "", false
+	default:
+		return fmt.Sprint(t), true
+	}
+}
+
+var _ fields.Fields = fieldsOf{}

@@ -1,0 +1,150 @@
+package search
+
+import (
+	"encoding/base64"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
+
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
+)
+
+var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+// fakeCache is a member cache holding objs, never started.
+func fakeCache(t *testing.T, cluster string, allowed sets.Set[string], objs ...*unstructured.Unstructured) *memberCache {
+	t.Helper()
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	for _, o := range objs {
+		if err := inf.GetStore().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &memberCache{cluster: cluster, gvr: deployments, gvk: deployments.GroupVersion().WithKind("Deployment"), allowed: allowed, informer: inf}
+}
+
+func deployment(ns, name string, labels map[string]string, replicas int64) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apps/v1")
+	u.SetKind("Deployment")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetLabels(labels)
+	_ = unstructured.SetNestedField(u.Object, replicas, "spec", "replicas")
+	return u
+}
+
+func itemNames(t *testing.T, out any) []string {
+	t.Helper()
+	var got []string
+	for _, it := range out.(map[string]any)["items"].([]any) {
+		u := unstructured.Unstructured{Object: it.(map[string]any)}
+		got = append(got, u.GetAnnotations()[CachedFromClusterAnnotation]+"/"+u.GetNamespace()+"/"+u.GetName())
+	}
+	return got
+}
+
+func TestListSelectsPagesAndAnnotates(t *testing.T) {
+	web := map[string]string{"app": "web"}
+	v := &view{gvr: deployments, gvk: deployments.GroupVersion().WithKind("Deployment"), caches: []*memberCache{
+		fakeCache(t, "member1", nil, deployment("a", "web", web, 2), deployment("b", "db", nil, 1)),
+		fakeCache(t, "member2", nil, deployment("a", "web", web, 3)),
+		// member3 caches namespace a only: b's object is not served.
+		fakeCache(t, "member3", sets.New("a"), deployment("a", "web", web, 1), deployment("b", "hidden", nil, 1)),
+	}}
+	list := func(query string) map[string]any {
+		t.Helper()
+		out, err := v.list("", httptest.NewRequest("GET", "/x?"+query, nil))
+		if err != nil {
+			t.Fatalf("list ?%s: %v", query, err)
+		}
+		return out.(map[string]any)
+	}
+	all := list("")
+	if got := strings.Join(itemNames(t, all), " "); got != "member1/a/web member1/b/db member2/a/web member3/a/web" {
+		t.Errorf("all: %s", got)
+	}
+	if all["kind"] != "DeploymentList" || all["apiVersion"] != "apps/v1" {
+		t.Errorf("list kind %v apiVersion %v", all["kind"], all["apiVersion"])
+	}
+	if got := strings.Join(itemNames(t, list("labelSelector=app%3Dweb")), " "); got != "member1/a/web member2/a/web member3/a/web" {
+		t.Errorf("labelSelector: %s", got)
+	}
+	if got := strings.Join(itemNames(t, list("fieldSelector=spec.replicas%3D1")), " "); got != "member1/b/db member3/a/web" {
+		t.Errorf("fieldSelector on spec.replicas: %s", got)
+	}
+	// Pages of one, across clusters, give every item once.
+	var paged []string
+	query := "limit=1"
+	for i := 0; i < 10; i++ {
+		page := list(query)
+		paged = append(paged, itemNames(t, page)...)
+		c, _ := page["metadata"].(map[string]any)["continue"].(string)
+		if c == "" {
+			break
+		}
+		query = "limit=1&continue=" + c
+	}
+	if got := strings.Join(paged, " "); got != "member1/a/web member1/b/db member2/a/web member3/a/web" {
+		t.Errorf("paged: %s", got)
+	}
+	if _, err := v.list("", httptest.NewRequest("GET", "/x?continue=garbage!", nil)); err == nil || !strings.Contains(err.Error(), "list again without it") {
+		t.Errorf("a bad continue token: %v", err)
+	}
+	// A namespaced list, and a get that finds the first cluster holding the name.
+	if got := strings.Join(itemNames(t, func() any { o, _ := v.list("b", httptest.NewRequest("GET", "/x", nil)); return o }()), " "); got != "member1/b/db" {
+		t.Errorf("namespace b: %s", got)
+	}
+	obj, err := v.get("a", "web")
+	if err != nil || obj.(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[CachedFromClusterAnnotation] != "member1" {
+		t.Errorf("get a/web: %v %v", obj, err)
+	}
+	if _, err := v.get("b", "hidden"); err == nil || !strings.Contains(err.Error(), `deployments.apps "hidden" not found`) {
+		t.Errorf("get of an object outside the cached namespaces: %v", err)
+	}
+}
+
+func TestMultiClusterVersionIsKarmadas(t *testing.T) {
+	got := multiClusterVersion(map[string]string{"member2": "77", "member1": "123"})
+	data, err := base64.RawURLEncoding.DecodeString(got)
+	if err != nil || string(data) != `{"member1":"123","member2":"77"}` {
+		t.Errorf("resourceVersion %q decodes to %q (%v)", got, data, err)
+	}
+}
+
+func TestParseNativePath(t *testing.T) {
+	info, err := parseNativePath([]string{"apis", "apps", "v1", "namespaces", "x", "deployments", "web"})
+	if err != nil || info.APIGroup != "apps" || info.Namespace != "x" || info.Resource != "deployments" || info.Name != "web" {
+		t.Errorf("%+v %v", info, err)
+	}
+	for _, bad := range [][]string{{"foo"}, {"api", "v1", "namespaces", "x", "pods", "p", "log"}} {
+		if _, err := parseNativePath(bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}
+
+func TestValidateResourceRegistry(t *testing.T) {
+	r := &searchv1alpha1.ResourceRegistry{}
+	r.Name = "r"
+	r.Spec.TargetCluster = policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1"}}
+	r.Spec.ResourceSelectors = []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default"}}
+	if errs := ValidateResourceRegistry(r); len(errs) != 0 {
+		t.Fatalf("a good registry: %v", errs)
+	}
+	r.Spec.ResourceSelectors = []searchv1alpha1.ResourceSelector{{APIVersion: "a/b/c", Namespace: "Bad_NS"}}
+	r.Spec.BackendStore = &searchv1alpha1.BackendStoreConfig{OpenSearch: &searchv1alpha1.OpenSearchConfig{Addresses: []string{"localhost:9200"}}}
+	got := ValidateResourceRegistry(r).ToAggregate().Error()
+	for _, want := range []string{"spec.resourceSelectors[0].apiVersion: Invalid value", "spec.resourceSelectors[0].kind: Required value",
+		"spec.resourceSelectors[0].namespace: Invalid value", "spec.backendStore.openSearch.addresses[0]: Invalid value"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q lack %q", got, want)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cacheList is what the search cache answers to a list.
+type cacheList struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+		Continue        string `json:"continue"`
+	} `json:"metadata"`
+	Items []struct {
+		Metadata struct {
+			Name        string            `json:"name"`
+			Namespace   string            `json:"namespace"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	} `json:"items"`
+}
+
+// clusterNames lists "<cluster>/<name>" of each item, sorted.
+func (l cacheList) clusterNames() []string {
+	var out []string
+	for _, it := range l.Items {
+		out = append(out, it.Metadata.Annotations["resource.karmada.io/cached-from-cluster"]+"/"+it.Metadata.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rawGet runs kubectl get --raw on the control plane and returns stdout,
+// stderr (where kubectl prints the server's warnings) and whether it succeeded.
+func (s *stack) rawGet(path string) (string, string, bool) {
+	kc, ctx := s.kubeconfig("")
+	cmd := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "get", "--raw", path)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), stderr.String(), err == nil
+}
+
+// TestSearchCache uses karmada-search's cache as a Karmada user does: a
+// ResourceRegistry for Deployments and Pods on every member, then
+// kubectl get --raw of search/cache paths lists one item per member copy,
+// annotated with its cluster; label and field selectors narrow it, limit and
+// continue page through it; a registry naming an unknown kind says so; an
+// unregistered kind gets a 404 saying what to do; a member whose API server
+// is frozen drops out of the answer with a warning instead of failing it.
+func TestSearchCache(t *testing.T) {
+	s := sharedStackOf(t, 3)
+	s.markBroken() // member3's API server is frozen below
+	s.kubectl("", "create", "namespace", "searched")
+	s.mustApply(t, "", deploymentYAML("searched", "web", 1, "nginx")+"---\n"+deploymentYAML("searched", "other", 1, "nginx")+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: everywhere, namespace: searched}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement:
+    clusterAffinity: {clusterNames: [member1, member2, member3]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+---
+apiVersion: search.karmada.io/v1alpha1
+kind: ResourceRegistry
+metadata: {name: workloads}
+spec:
+  targetCluster: {clusterNames: [member1, member2, member3]}
+  resourceSelectors:
+  - {apiVersion: apps/v1, kind: Deployment}
+  - {apiVersion: v1, kind: Pod, namespace: searched}
+`)
+	s.waitFor(t, "True/Cached", "", "resourceregistry", "workloads", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`)
+
+	const base = "/apis/search.karmada.io/v1alpha1/search/cache"
+	list := func(path string) cacheList {
+		t.Helper()
+		out, errOut, ok := s.rawGet(base + path)
+		if !ok {
+			t.Fatalf("get --raw %s: %s", path, errOut)
+		}
+		var l cacheList
+		if err := json.Unmarshal([]byte(out), &l); err != nil {
+			t.Fatalf("get --raw %s: %v\n%s", path, err, out)
+		}
+		return l
+	}
+	want := "member1/other member1/web member2/other member2/web member3/other member3/web"
+	eventually(t, 2*time.Minute, "every member's copies in the cache", func() (bool, string) {
+		got := strings.Join(list("/apis/apps/v1/namespaces/searched/deployments").clusterNames(), " ")
+		return got == want, got
+	})
+	l := list("/apis/apps/v1/deployments?labelSelector=app%3Dweb")
+	if got := strings.Join(l.clusterNames(), " "); got != "member1/web member2/web member3/web" || l.Kind != "DeploymentList" || l.Metadata.ResourceVersion == "" {
+		t.Errorf("labelSelector app=web: kind %q, resourceVersion %q, items %s", l.Kind, l.Metadata.ResourceVersion, got)
+	}
+	if got := strings.Join(list("/apis/apps/v1/namespaces/searched/deployments?fieldSelector=metadata.name%3Dother").clusterNames(), " "); got != "member1/other member2/other member3/other" {
+		t.Errorf("fieldSelector metadata.name=other: %s", got)
+	}
+	// Pages of two follow one another to the same six.
+	var paged []string
+	next := "/apis/apps/v1/namespaces/searched/deployments?limit=2"
+	for pages := 0; next != ""; pages++ {
+		if pages > 3 {
+			t.Fatalf("more than 4 pages of 2 for 6 items: %v", paged)
+		}
+		l := list(next)
+		if len(l.Items) > 2 {
+			t.Fatalf("limit=2 gave %d items", len(l.Items))
+		}
+		paged = append(paged, l.clusterNames()...)
+		next = ""
+		if l.Metadata.Continue != "" {
+			next = "/apis/apps/v1/namespaces/searched/deployments?limit=2&continue=" + l.Metadata.Continue
+		}
+	}
+	sort.Strings(paged)
+	if got := strings.Join(paged, " "); got != want {
+		t.Errorf("paged with limit=2: %s, want %s", got, want)
+	}
+	// Pods are cached for the one namespace the registry names.
+	eventually(t, 2*time.Minute, "the members' pods of namespace searched", func() (bool, string) {
+		l := list("/api/v1/pods")
+		clusters := map[string]bool{}
+		for _, it := range l.Items {
+			if it.Metadata.Namespace != "searched" {
+				return false, "a pod of namespace " + it.Metadata.Namespace
+			}
+			clusters[it.Metadata.Annotations["resource.karmada.io/cached-from-cluster"]] = true
+		}
+		return len(l.Items) == 6 && len(clusters) == 3, fmt.Sprint(l.clusterNames())
+	})
+	out, _, _ := s.rawGet(base + "/apis/apps/v1/namespaces/searched/deployments/web")
+	if !strings.Contains(out, `"resource.karmada.io/cached-from-cluster":"member1"`) {
+		t.Errorf("get of one Deployment: %s", out)
+	}
+
+	// Bad input.
+	if _, errOut, ok := s.rawGet(base + "/api/v1/services"); ok || !strings.Contains(errOut, "NotFound") || !strings.Contains(errOut, "no ResourceRegistry") {
+		t.Errorf("an unregistered kind: ok=%v, %s", ok, errOut)
+	}
+	s.mustApply(t, "", `apiVersion: search.karmada.io/v1alpha1
+kind: ResourceRegistry
+metadata: {name: typo}
+spec:
+  targetCluster: {clusterNames: [member1]}
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deploymnet}]
+`)
+	s.waitFor(t, "False/UnknownKind", "", "resourceregistry", "typo", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`)
+	if msg := s.get("", "resourceregistry", "typo", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`); !strings.Contains(msg, "Deploymnet apps/v1") {
+		t.Errorf("the unknown kind's message: %q", msg)
+	}
+	kc, ctx := s.kubeconfig("")
+	bad := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "apply", "-f", "-")
+	bad.Stdin = strings.NewReader(`apiVersion: search.karmada.io/v1alpha1
+kind: ResourceRegistry
+metadata: {name: invalid}
+spec:
+  targetCluster: {}
+  resourceSelectors: [{apiVersion: "a/b/c", kind: ""}]
+`)
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "spec.resourceSelectors[0].kind: Required value") || !strings.Contains(string(out), "spec.resourceSelectors[0].apiVersion: Invalid value") {
+		t.Errorf("an invalid registry: err=%v, %s", err, out)
+	}
+
+	// member3 frozen: once it is not Ready, answers come from the others,
+	// with a warning that names it.
+	pid := s.apiServerPID("member3")
+	if pid == 0 {
+		t.Fatal("no kube-apiserver process for member3")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
+	s.waitFor(t, "False", "", "cluster", "member3", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	eventually(t, time.Minute, "member3 left out with a warning", func() (bool, string) {
+		out, errOut, ok := s.rawGet(base + "/apis/apps/v1/namespaces/searched/deployments")
+		var l cacheList
+		_ = json.Unmarshal([]byte(out), &l)
+		got := strings.Join(l.clusterNames(), " ")
+		return ok && got == "member1/other member1/web member2/other member2/web" && strings.Contains(errOut, "member3"),
+			fmt.Sprintf("ok=%v items %s, stderr %q", ok, got, errOut)
+	})
+}
