@@ -48,13 +48,15 @@ func (s *stack) rawGet(path string) (string, string, bool) {
 	return stdout.String(), stderr.String(), err == nil
 }
 
-// TestSearchCache uses karmada-search's cache as a Karmada user does: a
-// ResourceRegistry for Deployments and Pods on every member, then
+// TestSearchCache uses karmada-search's cache and proxy as a Karmada user
+// does: a ResourceRegistry for Deployments and Pods on every member, then
 // kubectl get --raw of search/cache paths lists one item per member copy,
 // annotated with its cluster; label and field selectors narrow it, limit and
 // continue page through it; a registry naming an unknown kind says so; an
-// unregistered kind gets a 404 saying what to do; a member whose API server
-// is frozen drops out of the answer with a warning instead of failing it.
+// unregistered kind gets a 404 saying what to do. Through the proxy (see
+// checkFleetProxy) kubectl sees the fleet as one cluster. A member whose API
+// server is frozen drops out of the answer with a warning instead of failing
+// it.
 func TestSearchCache(t *testing.T) {
 	s := sharedStackOf(t, 3)
 	s.markBroken() // member3's API server is frozen below
@@ -171,6 +173,8 @@ spec:
 		t.Errorf("an invalid registry: err=%v, %s", err, out)
 	}
 
+	s.checkFleetProxy(t)
+
 	// member3 frozen: once it is not Ready, answers come from the others,
 	// with a warning that names it.
 	pid := s.apiServerPID("member3")
@@ -190,4 +194,136 @@ spec:
 		return ok && got == "member1/other member1/web member2/other member2/web" && strings.Contains(errOut, "member3"),
 			fmt.Sprintf("ok=%v items %s, stderr %q", ok, got, errOut)
 	})
+}
+
+// checkFleetProxy points kubectl at proxying/karmada/proxy: get and watch
+// see every member's pods, logs, exec and delete reach the member holding
+// the pod, a create of a cached kind is refused (no member to send it to),
+// other kinds come from the control plane, and a user granted pods in one
+// namespace (and the proxy) sees that namespace only.
+func (s *stack) checkFleetProxy(t *testing.T) {
+	t.Helper()
+	cfg, err := s.restConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxyURL := cfg.Host + "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
+	kc, ctx := s.kubeconfig("")
+	viaProxy := func(args ...string) (string, error) {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", kc, "--context", ctx, "--server", proxyURL}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	mustProxy := func(args ...string) string {
+		t.Helper()
+		out, err := viaProxy(args...)
+		if err != nil {
+			t.Fatalf("kubectl %s through the proxy: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	podsByCluster := func() map[string][]string {
+		out := mustProxy("get", "pods", "-A", "-o", `jsonpath={range .items[*]}{.metadata.annotations.resource\.karmada\.io/cached-from-cluster} {.metadata.name}{"\n"}{end}`)
+		got := map[string][]string{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if c, name, ok := strings.Cut(line, " "); ok {
+				got[c] = append(got[c], name)
+			}
+		}
+		return got
+	}
+	pods := podsByCluster()
+	if len(pods) != 3 || len(pods["member2"]) != 2 {
+		t.Fatalf("kubectl get pods -A through the proxy: %v, want two pods in each of the 3 members", pods)
+	}
+	if out := mustProxy("get", "pods", "-n", "searched"); !strings.Contains(out, "READY") || !strings.Contains(out, "Running") {
+		t.Errorf("kubectl get pods prints the API server's pod columns: %s", out)
+	}
+	// A watch sees pods that appear after it starts.
+	watch := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "--server", proxyURL, "get", "pods", "-n", "searched", "-w", "--request-timeout=0")
+	var watched strings.Builder
+	watch.Stdout, watch.Stderr = &watched, &watched
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
+	time.Sleep(2 * time.Second)
+	s.kubectl("", "scale", "deploy", "web", "-n", "searched", "--replicas=2")
+	eventually(t, time.Minute, "the watch to see the new web pods", func() (bool, string) {
+		n := 0
+		for c, names := range podsByCluster() {
+			for _, name := range names {
+				if strings.HasPrefix(name, "web-") && !strings.Contains(watched.String(), name) {
+					return false, fmt.Sprintf("%s/%s not in the watch: %s", c, name, watched.String())
+				}
+				if strings.HasPrefix(name, "web-") {
+					n++
+				}
+			}
+		}
+		return n == 6, fmt.Sprintf("%d web pods", n)
+	})
+	// logs, exec and delete go to the member holding the pod.
+	pod := podsByCluster()["member2"][0]
+	if out := mustProxy("logs", "-n", "searched", pod); !strings.Contains(out, "simulated container") {
+		t.Errorf("kubectl logs %s through the proxy: %s", pod, out)
+	}
+	if out := mustProxy("exec", "-n", "searched", pod, "--", "echo", "from-the-member"); strings.TrimSpace(out) != "from-the-member" {
+		t.Errorf("kubectl exec %s through the proxy: %q", pod, out)
+	}
+	mustProxy("delete", "pod", "-n", "searched", pod, "--wait=false")
+	eventually(t, time.Minute, "the pod deleted in member2", func() (bool, string) {
+		got := s.get("member2", "pod", pod, "-n", "searched", "-o", "name")
+		return got == "", got
+	})
+	if out, err := viaProxy("create", "deployment", "x", "-n", "searched", "--image=nginx"); err == nil || !strings.Contains(out, "names no object") {
+		t.Errorf("a create of a cached kind through the proxy: err=%v, %s", err, out)
+	}
+	if out := mustProxy("get", "propagationpolicy", "everywhere", "-n", "searched", "-o", "name"); strings.TrimSpace(out) != "propagationpolicy.policy.karmada.io/everywhere" {
+		t.Errorf("an uncached kind through the proxy (from the control plane): %q", out)
+	}
+
+	// A user with pods in namespace searched, and the proxy.
+	s.mustApply(t, "", `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: viewer, namespace: searched}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-reader, namespace: searched}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get, list, watch]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: viewer-pods, namespace: searched}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+subjects: [{kind: ServiceAccount, name: viewer, namespace: searched}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-search-proxy}
+rules: [{apiGroups: [search.karmada.io], resources: [proxying/proxy], verbs: ["*"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-search-proxy-viewer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-search-proxy}
+subjects: [{kind: ServiceAccount, name: viewer, namespace: searched}]
+`)
+	defer s.kubectl("", "delete", "clusterrolebinding", "e2e-search-proxy-viewer")
+	defer s.kubectl("", "delete", "clusterrole", "e2e-search-proxy")
+	token := strings.TrimSpace(s.kubectl("", "create", "token", "viewer", "-n", "searched"))
+	asViewer := func(args ...string) (string, error) {
+		out, err := exec.Command("kubectl", append([]string{"--kubeconfig", "/dev/null", "--server", proxyURL, "--token", token, "--insecure-skip-tls-verify"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	eventually(t, time.Minute, "the viewer to list pods of namespace searched", func() (bool, string) {
+		out, err := asViewer("get", "pods", "-n", "searched", "-o", "name")
+		return err == nil && strings.Count(out, "pod/") >= 6, out
+	})
+	if out, err := asViewer("get", "pods", "-A"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("the viewer lists pods of every namespace: err=%v, %s", err, out)
+	}
+	if out, err := asViewer("get", "deployments", "-n", "searched"); err == nil || !strings.Contains(out, "Forbidden") {
+		t.Errorf("the viewer lists Deployments: err=%v, %s", err, out)
+	}
 }

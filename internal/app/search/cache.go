@@ -32,14 +32,16 @@ const CachedFromClusterAnnotation = "resource.karmada.io/cached-from-cluster"
 // memberCache is one informer: one kind of one member cluster, over all
 // namespaces or one.
 type memberCache struct {
-	cluster   string
-	gvr       schema.GroupVersionResource
-	gvk       schema.GroupVersionKind
-	namespace string           // the informer's namespace; "" for all
-	allowed   sets.Set[string] // namespaces served; nil for all
-	member    *registry.Member // the connection it was started on
-	informer  cache.SharedIndexInformer
-	stop      chan struct{}
+	cluster    string
+	gvr        schema.GroupVersionResource
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	namespace  string           // the informer's namespace; "" for all
+	allowed    sets.Set[string] // namespaces served; nil for all
+	member     *registry.Member // the connection it was started on
+	informer   cache.SharedIndexInformer
+	history    *history
+	stop       chan struct{}
 }
 
 func (m *memberCache) synced() bool { return m.informer.HasSynced() }
@@ -53,6 +55,7 @@ type cacheKey struct {
 // want is what the ResourceRegistries ask of one (cluster, kind).
 type want struct {
 	gvk        schema.GroupVersionKind
+	namespaced bool
 	member     *registry.Member
 	namespaces sets.Set[string] // "" in it means all namespaces
 }
@@ -141,7 +144,8 @@ func (c *Cache) Sync(ctx context.Context, regs []searchv1alpha1.ResourceRegistry
 				k := cacheKey{cluster: cl.Name, gvr: mapping.Resource}
 				w := wants[k]
 				if w == nil {
-					w = &want{gvk: mapping.GroupVersionKind, member: m, namespaces: sets.New[string]()}
+					w = &want{gvk: mapping.GroupVersionKind, member: m, namespaces: sets.New[string](),
+						namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
 					wants[k] = w
 				}
 				ns := s.Namespace
@@ -177,6 +181,7 @@ func (c *Cache) Sync(ctx context.Context, regs []searchv1alpha1.ResourceRegistry
 		w, ok := wants[k]
 		if !ok || w.member != mc.member || !sameNamespaces(mc, w) {
 			close(mc.stop)
+			go mc.history.stopWatchers()
 			delete(c.caches, k)
 			klog.FromContext(ctx).V(2).Info("Stopped a member cache", "cluster", k.cluster, "resource", k.gvr.String())
 		}
@@ -222,9 +227,16 @@ func startMemberCache(k cacheKey, w *want) *memberCache {
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.member.Dynamic, 0, ns, nil)
 	inf := factory.ForResource(k.gvr).Informer()
 	_ = inf.SetTransform(stripForCache)
-	mc := &memberCache{cluster: k.cluster, gvr: k.gvr, gvk: w.gvk, namespace: ns, allowed: allowed,
+	mc := &memberCache{cluster: k.cluster, gvr: k.gvr, gvk: w.gvk, namespaced: w.namespaced, namespace: ns, allowed: allowed,
 		member: w.member, informer: inf, stop: make(chan struct{})}
+	mc.history = newHistory(mc)
+	_, _ = inf.AddEventHandler(mc.history.handler(inf))
 	go inf.Run(mc.stop)
+	go func() {
+		if cache.WaitForCacheSync(mc.stop, inf.HasSynced) {
+			mc.history.synced(inf.LastSyncResourceVersion())
+		}
+	}()
 	return mc
 }
 
@@ -282,6 +294,7 @@ func (c *Cache) Stop() {
 	defer c.mu.Unlock()
 	for k, mc := range c.caches {
 		close(mc.stop)
+		go mc.history.stopWatchers()
 		delete(c.caches, k)
 	}
 }
@@ -289,10 +302,11 @@ func (c *Cache) Stop() {
 // view is what one request reads: the synced caches of one resource, by
 // cluster name, and the clusters left out with why.
 type view struct {
-	gvr     schema.GroupVersionResource
-	gvk     schema.GroupVersionKind
-	caches  []*memberCache // sorted by cluster
-	skipped []string       // "cluster: why"
+	gvr        schema.GroupVersionResource
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	caches     []*memberCache // sorted by cluster
+	skipped    []string       // "cluster: why"
 }
 
 // Resource returns the caches of gvr that can answer now. It returns a
@@ -307,7 +321,7 @@ func (c *Cache) Resource(gvr schema.GroupVersionResource) (*view, error) {
 			continue
 		}
 		registered = true
-		v.gvk = mc.gvk
+		v.gvk, v.namespaced = mc.gvk, mc.namespaced
 		if why, bad := c.notReady[k.cluster]; bad {
 			v.skipped = append(v.skipped, fmt.Sprintf("cluster %s is left out: %s", k.cluster, why))
 			continue

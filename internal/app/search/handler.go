@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,14 +89,15 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 		writeError(w, req, err)
 		return
 	}
-	for _, s := range v.skipped {
-		warning.AddWarning(req.Context(), "", s)
-	}
+	addWarnings(req.Context(), v.skipped)
 	var out any
 	if native.Name != "" {
 		out, err = v.get(native.Namespace, native.Name)
 	} else {
-		out, err = v.list(native.Namespace, req)
+		var lq *listQuery
+		if lq, err = parseListQuery(native.Namespace, req.URL.Query()); err == nil {
+			out = v.list(lq).UnstructuredContent()
+		}
 	}
 	if err != nil {
 		writeError(w, req, err)
@@ -103,6 +106,14 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// addWarnings sends each message as a Warning header of the answer
+// (kubectl prints them).
+func addWarnings(ctx context.Context, msgs []string) {
+	for _, m := range msgs {
+		warning.AddWarning(ctx, "", m)
+	}
 }
 
 func writeError(w http.ResponseWriter, req *http.Request, err error) {
@@ -147,44 +158,79 @@ type listContinue struct {
 	Key     string `json:"key"`
 }
 
+// listQuery is what a list asks: a namespace ("" for all), selectors, a
+// page size (0 for all) and where the previous page ended.
+type listQuery struct {
+	namespace string
+	labels    labels.Selector
+	fields    fields.Selector
+	limit     int64
+	from      *listContinue
+}
+
+// parseListQuery reads a list's query parameters; errors are BadRequests.
+func parseListQuery(namespace string, q url.Values) (*listQuery, error) {
+	lq := &listQuery{namespace: namespace}
+	var err error
+	if lq.labels, err = labels.Parse(q.Get("labelSelector")); err != nil {
+		return nil, apierrors.NewBadRequest("labelSelector: " + err.Error())
+	}
+	if lq.fields, err = fields.ParseSelector(q.Get("fieldSelector")); err != nil {
+		return nil, apierrors.NewBadRequest("fieldSelector: " + err.Error())
+	}
+	if l := q.Get("limit"); l != "" {
+		if lq.limit, err = strconv.ParseInt(l, 10, 64); err != nil || lq.limit < 0 {
+			return nil, apierrors.NewBadRequest("limit must be a non-negative integer")
+		}
+	}
+	if lq.from, err = decodeContinue(q.Get("continue")); err != nil {
+		return nil, err
+	}
+	return lq, nil
+}
+
+func decodeContinue(c string) (*listContinue, error) {
+	if c == "" {
+		return nil, nil
+	}
+	from := &listContinue{}
+	data, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		err = json.Unmarshal(data, from)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest("continue: not a token this server returned; list again without it")
+	}
+	return from, nil
+}
+
+// matches says whether a cached object of mc is in the query's answer.
+func (lq *listQuery) matches(mc *memberCache, u *unstructured.Unstructured) bool {
+	if lq.namespace != "" && u.GetNamespace() != lq.namespace {
+		return false
+	}
+	if mc.allowed != nil && !mc.allowed.Has(u.GetNamespace()) {
+		return false
+	}
+	return (lq.labels == nil || lq.labels.Matches(labels.Set(u.GetLabels()))) &&
+		(lq.fields == nil || lq.fields.Matches(fieldsOf{u}))
+}
+
 // list answers a list: items of every cluster in (cluster, namespace, name)
 // order, filtered by namespace and the label and field selectors, cut by
 // limit, with a continue token. Its resourceVersion is Karmada's multi-cluster
 // form: base64url (no padding) of {"<cluster>":"<resourceVersion>",...}.
-func (v *view) list(namespace string, req *http.Request) (any, error) {
-	q := req.URL.Query()
-	ls, err := labels.Parse(q.Get("labelSelector"))
-	if err != nil {
-		return nil, apierrors.NewBadRequest("labelSelector: " + err.Error())
-	}
-	fs, err := fields.ParseSelector(q.Get("fieldSelector"))
-	if err != nil {
-		return nil, apierrors.NewBadRequest("fieldSelector: " + err.Error())
-	}
-	limit := 0
-	if l := q.Get("limit"); l != "" {
-		if _, err := fmt.Sscan(l, &limit); err != nil || limit < 0 {
-			return nil, apierrors.NewBadRequest("limit must be a non-negative integer")
-		}
-	}
-	var from *listContinue
-	if c := q.Get("continue"); c != "" {
-		from = &listContinue{}
-		data, err := base64.RawURLEncoding.DecodeString(c)
-		if err == nil {
-			err = json.Unmarshal(data, from)
-		}
-		if err != nil {
-			return nil, apierrors.NewBadRequest("continue: not a token this server returned; list again without it")
-		}
-	}
+func (v *view) list(lq *listQuery) *unstructured.UnstructuredList {
 	rvs := map[string]string{}
-	items := []any{}
+	out := &unstructured.UnstructuredList{Object: map[string]any{}}
+	out.SetAPIVersion(v.gvk.GroupVersion().String())
+	out.SetKind(v.gvk.Kind + "List")
 	var next *listContinue
 	var last listContinue // the last item taken
+	from := lq.from
 	for _, mc := range v.caches {
 		rvs[mc.cluster] = mc.informer.LastSyncResourceVersion()
-		if from != nil && mc.cluster < from.Cluster {
+		if next != nil || from != nil && mc.cluster < from.Cluster {
 			continue
 		}
 		keys := mc.informer.GetStore().ListKeys()
@@ -194,36 +240,23 @@ func (v *view) list(namespace string, req *http.Request) (any, error) {
 				continue
 			}
 			obj, ok, _ := mc.informer.GetStore().GetByKey(k)
-			if !ok {
+			if !ok || !lq.matches(mc, obj.(*unstructured.Unstructured)) {
 				continue
 			}
-			u := obj.(*unstructured.Unstructured)
-			if namespace != "" && u.GetNamespace() != namespace {
-				continue
-			}
-			if mc.allowed != nil && !mc.allowed.Has(u.GetNamespace()) {
-				continue
-			}
-			if !ls.Matches(labels.Set(u.GetLabels())) || !fs.Matches(fieldsOf{u}) {
-				continue
-			}
-			if limit > 0 && len(items) == limit {
+			if lq.limit > 0 && int64(len(out.Items)) == lq.limit {
 				next = &last
 				break
 			}
-			items = append(items, annotated(mc, obj))
+			out.Items = append(out.Items, unstructured.Unstructured{Object: annotated(mc, obj)})
 			last = listContinue{Cluster: mc.cluster, Key: k}
 		}
-		if next != nil {
-			break
-		}
 	}
-	meta := map[string]any{"resourceVersion": multiClusterVersion(rvs)}
+	out.SetResourceVersion(multiClusterVersion(rvs))
 	if next != nil {
 		data, _ := json.Marshal(next)
-		meta["continue"] = base64.RawURLEncoding.EncodeToString(data)
+		out.SetContinue(base64.RawURLEncoding.EncodeToString(data))
 	}
-	return map[string]any{"apiVersion": v.gvk.GroupVersion().String(), "kind": v.gvk.Kind + "List", "metadata": meta, "items": items}, nil
+	return out
 }
 
 // multiClusterVersion is Karmada's resourceVersion of an answer built from

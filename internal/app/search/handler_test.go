@@ -43,7 +43,8 @@ func deployment(ns, name string, labels map[string]string, replicas int64) *unst
 func itemNames(t *testing.T, out any) []string {
 	t.Helper()
 	var got []string
-	for _, it := range out.(map[string]any)["items"].([]any) {
+	items, _ := out.(map[string]any)["items"].([]any)
+	for _, it := range items {
 		u := unstructured.Unstructured{Object: it.(map[string]any)}
 		got = append(got, u.GetAnnotations()[CachedFromClusterAnnotation]+"/"+u.GetNamespace()+"/"+u.GetName())
 	}
@@ -60,11 +61,11 @@ func TestListSelectsPagesAndAnnotates(t *testing.T) {
 	}}
 	list := func(query string) map[string]any {
 		t.Helper()
-		out, err := v.list("", httptest.NewRequest("GET", "/x?"+query, nil))
+		lq, err := parseListQuery("", httptest.NewRequest("GET", "/x?"+query, nil).URL.Query())
 		if err != nil {
 			t.Fatalf("list ?%s: %v", query, err)
 		}
-		return out.(map[string]any)
+		return v.list(lq).UnstructuredContent()
 	}
 	all := list("")
 	if got := strings.Join(itemNames(t, all), " "); got != "member1/a/web member1/b/db member2/a/web member3/a/web" {
@@ -94,11 +95,11 @@ func TestListSelectsPagesAndAnnotates(t *testing.T) {
 	if got := strings.Join(paged, " "); got != "member1/a/web member1/b/db member2/a/web member3/a/web" {
 		t.Errorf("paged: %s", got)
 	}
-	if _, err := v.list("", httptest.NewRequest("GET", "/x?continue=garbage!", nil)); err == nil || !strings.Contains(err.Error(), "list again without it") {
+	if _, err := parseListQuery("", httptest.NewRequest("GET", "/x?continue=garbage!", nil).URL.Query()); err == nil || !strings.Contains(err.Error(), "list again without it") {
 		t.Errorf("a bad continue token: %v", err)
 	}
 	// A namespaced list, and a get that finds the first cluster holding the name.
-	if got := strings.Join(itemNames(t, func() any { o, _ := v.list("b", httptest.NewRequest("GET", "/x", nil)); return o }()), " "); got != "member1/b/db" {
+	if got := strings.Join(itemNames(t, v.list(&listQuery{namespace: "b"}).UnstructuredContent()), " "); got != "member1/b/db" {
 		t.Errorf("namespace b: %s", got)
 	}
 	obj, err := v.get("a", "web")

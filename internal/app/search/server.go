@@ -13,14 +13,18 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/sets"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/tools/clientcmd"
@@ -110,6 +114,11 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	cfg := genericapiserver.NewRecommendedConfig(codecs)
 	cfg.EffectiveVersion = compatibility.DefaultBuildEffectiveVersion()
+	// A proxied request may be a watch, a log stream or an exec session.
+	longRunning := genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch"), sets.NewString())
+	cfg.LongRunningFunc = func(r *http.Request, info *genericrequest.RequestInfo) bool {
+		return info.Resource == "proxying" || longRunning(r, info)
+	}
 	namer := openapinamer.NewDefinitionNamer(scheme)
 	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openAPIDefinitions, namer)
 	cfg.OpenAPIConfig.Info.Title, cfg.OpenAPIConfig.Info.Version = "flotilla-search", "v1alpha1"
@@ -126,17 +135,6 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c := NewCache()
-	group := genericapiserver.NewDefaultAPIGroupInfo(searchv1alpha1.GroupName, scheme, parameterCodec, codecs)
-	group.VersionedResourcesStorageMap[searchv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		"resourceregistries":        storage.registry,
-		"resourceregistries/status": storage.status,
-		"search":                    &searchREST{cache: c},
-	}
-	if err := server.InstallAPIGroup(&group); err != nil {
-		return fmt.Errorf("install search.karmada.io: %w", err)
-	}
-
 	kubeconfig, err := clientcmd.BuildConfigFromFlags("", o.CoreAPI.CoreAPIKubeconfigPath)
 	if err != nil {
 		return fmt.Errorf("control plane kubeconfig (--kubeconfig): %w", err)
@@ -151,6 +149,18 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c := NewCache()
+	group := genericapiserver.NewDefaultAPIGroupInfo(searchv1alpha1.GroupName, scheme, parameterCodec, codecs)
+	group.VersionedResourcesStorageMap[searchv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
+		"resourceregistries":        storage.registry,
+		"resourceregistries/status": storage.status,
+		"search":                    &searchREST{cache: c},
+		"proxying":                  &proxyingREST{proxy: &fleetProxy{cache: c, reader: cpCache, controlPlane: kubeconfig, authz: cfg.Authorization.Authorizer}},
+	}
+	if err := server.InstallAPIGroup(&group); err != nil {
+		return fmt.Errorf("install search.karmada.io: %w", err)
+	}
+
 	ctrl := &controller{cache: c, reader: cpCache, members: &registry.Registry{Reader: cpCache}}
 	server.AddPostStartHookOrDie("search-cache-controller", func(hook genericapiserver.PostStartHookContext) error {
 		go func() {

@@ -127,6 +127,21 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 		return
 	}
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: u.GetName(), Groups: ImpersonatedGroups(u.GetName(), u.GetGroups())}
+	klog.FromContext(r.Context()).V(4).Info("Proxying to a member cluster", "cluster", cluster, "path", path, "user", u.GetName())
+	Forward(w, r, cfg, path, responder{cluster: cluster})
+}
+
+// Forward sends r to path (with r's query) on the API server cfg reaches,
+// with cfg's credentials and impersonation, and copies the answer back;
+// upgraded connections (exec, attach, port-forward) included. The caller's
+// own Authorization and Impersonate-* headers are dropped: the target sees
+// cfg's identity, impersonating whom cfg says. Errors of the connection
+// itself go to onError; the target's own answers, errors included, are
+// copied as they are.
+func Forward(w http.ResponseWriter, r *http.Request, cfg *rest.Config, path string, onError utilproxy.ErrorResponder) {
+	fail := func(err error) {
+		responsewriters.ErrorNegotiated(err, codecs, schema.GroupVersion{}, w, r)
+	}
 	transport, err := rest.TransportFor(cfg)
 	if err != nil {
 		fail(apierrors.NewInternalError(err))
@@ -139,9 +154,6 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 	}
 	target.Path = strings.TrimSuffix(target.Path, "/") + path
 	target.RawQuery = r.URL.RawQuery
-	// The caller's own credentials and impersonation requests stop here:
-	// the member sees the impersonator's token, impersonating the
-	// authenticated caller.
 	r = r.Clone(r.Context())
 	r.Header.Del("Authorization")
 	for h := range r.Header {
@@ -149,13 +161,12 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request, cluster, path stri
 			r.Header.Del(h)
 		}
 	}
-	h := utilproxy.NewUpgradeAwareHandler(target, transport, false, false, responder{cluster: cluster})
+	h := utilproxy.NewUpgradeAwareHandler(target, transport, false, false, onError)
 	h.UseRequestLocation = false
 	if h.UpgradeTransport, err = upgradeTransport(cfg); err != nil {
 		fail(apierrors.NewInternalError(err))
 		return
 	}
-	klog.FromContext(r.Context()).V(4).Info("Proxying to a member cluster", "cluster", cluster, "path", path, "user", u.GetName())
 	h.ServeHTTP(w, r)
 }
 
