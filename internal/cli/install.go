@@ -28,6 +28,9 @@ type installOptions struct {
 	adapterService      string
 	adapterExternalName string
 	adapterCABundle     string
+	searchService       string
+	searchExternalName  string
+	searchCABundle      string
 	dryRun              bool
 	output              string
 	// notes are told on stderr once the flags are read.
@@ -47,7 +50,7 @@ ServiceAccount karmada-system/flotilla-<component> and to the user
 system:flotilla:<component>), Pull-mode registration (kube-public/cluster-info
 and the bootstrap RBAC, with the server and CA of the kubeconfig), and, when
 asked, the admission webhooks of 'flotilla webhook' and the APIServices of
-'flotilla metrics-adapter'. It is idempotent: run it again to upgrade.
+'flotilla metrics-adapter' and 'flotilla search'. It is idempotent: run it again to upgrade.
 
 The webhook is reached by URL (--webhook-url, for a webhook outside the
 cluster) or by Service (--webhook-service). Its serving certificate is read
@@ -80,6 +83,9 @@ the webhook's host there, to give to 'flotilla webhook --cert-dir'.
 	f.StringVar(&o.adapterService, "metrics-adapter-service", "", "register 'flotilla metrics-adapter' behind this Service as the metrics APIs: namespace/name:port")
 	f.StringVar(&o.adapterExternalName, "metrics-adapter-external-name", "", "also write that Service, of type ExternalName, pointing at this host (an adapter outside the cluster network)")
 	f.StringVar(&o.adapterCABundle, "metrics-adapter-ca-bundle", "", "PEM file of the CA that verifies the metrics adapter's certificate (default: not verified)")
+	f.StringVar(&o.searchService, "search-service", "", "register 'flotilla search' behind this Service as search.karmada.io/v1alpha1: namespace/name:port")
+	f.StringVar(&o.searchExternalName, "search-external-name", "", "also write that Service, of type ExternalName, pointing at this host (a search server outside the cluster network)")
+	f.StringVar(&o.searchCABundle, "search-ca-bundle", "", "PEM file of the CA that verifies the search server's certificate (default: not verified)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would be applied (with -o yaml) and write nothing")
 	f.StringVarP(&o.output, "output", "o", "", "with --dry-run: yaml")
 	return cmd
@@ -115,6 +121,19 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 		}
 	} else if o.adapterExternalName != "" || o.adapterCABundle != "" {
 		return usageError{fmt.Errorf("--metrics-adapter-external-name and --metrics-adapter-ca-bundle need --metrics-adapter-service")}
+	}
+	if o.searchService != "" {
+		if opts.Search, err = controlplane.ParseServiceTarget(o.searchService); err != nil {
+			return usageError{fmt.Errorf("--search-service: %w", err)}
+		}
+		opts.Search.ExternalName = o.searchExternalName
+		if o.searchCABundle != "" {
+			if opts.Search.CABundle, err = os.ReadFile(o.searchCABundle); err != nil {
+				return fmt.Errorf("--search-ca-bundle: %w", err)
+			}
+		}
+	} else if o.searchExternalName != "" || o.searchCABundle != "" {
+		return usageError{fmt.Errorf("--search-external-name and --search-ca-bundle need --search-service")}
 	}
 	if err := opts.Validate(); err != nil {
 		return usageError{err}

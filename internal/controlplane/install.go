@@ -41,7 +41,7 @@ const FieldManager = "flotilla-install"
 // karmada-system/flotilla-<component> (in a host cluster) and to the user
 // "system:flotilla:<component>" (a client certificate with that common name,
 // out of cluster).
-var Components = []string{"controller-manager", "scheduler", "webhook", "metrics-adapter"}
+var Components = []string{"controller-manager", "scheduler", "webhook", "metrics-adapter", "search"}
 
 // Webhook paths `flotilla webhook` serves, one per admission plugin.
 const (
@@ -75,6 +75,9 @@ type InstallOptions struct {
 	// control plane's metrics.k8s.io, custom.metrics.k8s.io and
 	// external.metrics.k8s.io APIServices.
 	MetricsAdapter *ServiceTarget
+	// Search, when set, registers `flotilla search` (Karmada's karmada-search)
+	// as the control plane's search.karmada.io/v1alpha1 APIService.
+	Search *ServiceTarget
 }
 
 // WebhookTarget is where the API server reaches `flotilla webhook`: a URL
@@ -162,6 +165,12 @@ func Objects(o InstallOptions) ([]client.Object, error) {
 		for _, api := range MetricsAPIServiceObjects(a.Namespace, a.Name, a.Port, a.CABundle) {
 			out = append(out, api)
 		}
+	}
+	if a := o.Search; a != nil {
+		if a.ExternalName != "" {
+			out = append(out, externalNameService(a))
+		}
+		out = append(out, SearchAPIServiceObject(a.Namespace, a.Name, a.Port, a.CABundle))
 	}
 	for _, obj := range out {
 		gvk, err := apiutil.GVKForObject(obj, installScheme)
@@ -308,6 +317,17 @@ func componentRBAC() []client.Object {
 			{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"*"}, Verbs: read},
 			{APIGroups: []string{"autoscaling.karmada.io"}, Resources: []string{"*"}, Verbs: read},
 		},
+		"search": {
+			// Members are reached with the Clusters' credentials; the proxy
+			// sends other requests to the control plane as their caller.
+			{APIGroups: []string{"cluster.karmada.io"}, Resources: []string{"clusters"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"users", "groups", "serviceaccounts"}, Verbs: []string{"impersonate"}},
+			{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"userextras/*", "uids"}, Verbs: []string{"impersonate"}},
+			{APIGroups: []string{"flowcontrol.apiserver.k8s.io"}, Resources: []string{"prioritylevelconfigurations", "flowschemas"}, Verbs: read},
+			{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"*"}, Verbs: read},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: read},
+		},
 	}
 	var out []client.Object
 	for _, c := range Components {
@@ -333,12 +353,14 @@ func componentRBAC() []client.Object {
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterProxyAdmin}})
 	// An aggregated API server delegates authentication and authorization
 	// to the control plane, and reads its client CA.
-	adapter := componentSubjects("metrics-adapter")
-	out = append(out,
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "flotilla:metrics-adapter:auth-delegator"}, Subjects: adapter,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "flotilla:metrics-adapter:auth-reader"}, Subjects: adapter,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}})
+	for _, c := range []string{"metrics-adapter", "search"} {
+		subjects := componentSubjects(c)
+		out = append(out,
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "flotilla:" + c + ":auth-delegator"}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:auth-delegator"}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "flotilla:" + c + ":auth-reader"}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"}})
+	}
 	return out
 }
 
@@ -435,6 +457,23 @@ func externalNameService(s *ServiceTarget) client.Object {
 	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: s.ExternalName,
 			Ports: []corev1.ServicePort{{Name: "https", Port: s.Port, Protocol: corev1.ProtocolTCP}}}}
+}
+
+// SearchAPIServiceObject is the APIService v1alpha1.search.karmada.io, served
+// by the Service namespace/name on port (`flotilla search`); caBundle as for
+// MetricsAPIServiceObjects.
+func SearchAPIServiceObject(namespace, name string, port int32, caBundle []byte) *apiregv1.APIService {
+	return &apiregv1.APIService{
+		ObjectMeta: metav1.ObjectMeta{Name: "v1alpha1.search.karmada.io"},
+		Spec: apiregv1.APIServiceSpec{
+			Group: "search.karmada.io", Version: "v1alpha1",
+			Service:               &apiregv1.ServiceReference{Namespace: namespace, Name: name, Port: ptr.To(port)},
+			CABundle:              caBundle,
+			InsecureSkipTLSVerify: len(caBundle) == 0,
+			GroupPriorityMinimum:  2000,
+			VersionPriority:       10,
+		},
+	}
 }
 
 // MetricsAPIServiceObjects are the APIServices of the metrics APIs
