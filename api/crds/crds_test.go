@@ -10,10 +10,11 @@ import (
 )
 
 // TestAllServesEveryKarmadaKind pins the inventory: one CRD per Karmada kind Flotilla serves,
-// plus the two mcs-api CRDs.
+// plus the two mcs-api CRDs and the Cluster Inventory API's ClusterProfile.
 func TestAllServesEveryKarmadaKind(t *testing.T) {
 	want := []string{
 		"clusteroverridepolicies.policy.karmada.io",
+		"clusterprofiles.multicluster.x-k8s.io",
 		"clusterpropagationpolicies.policy.karmada.io",
 		"clusterresourcebindings.work.karmada.io",
 		"clusters.cluster.karmada.io",

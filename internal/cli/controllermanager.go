@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/failover/descheduler"
 	"github.com/flotilla-io/flotilla/internal/controller/failover/gracefuleviction"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/member/clusterprofile"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/federatedresourcequota"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
@@ -74,6 +75,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 			"; off by default: "+strings.Join(controllermanager.DisabledByDefault, ", "))
 	fl.StringSliceVar(&f.opts.SkippedPropagatingNamespaces, "skipped-propagating-namespaces", namespace.DefaultSkippedPatterns,
 		"regular expressions of namespaces that are not synced to member clusters")
+	fl.StringVar(&f.opts.ClusterProfileNamespace, "cluster-profile-namespace", clusterprofile.DefaultNamespace,
+		"namespace of the multicluster.x-k8s.io ClusterProfiles the clusterProfile controller publishes, one per Cluster (sig-multicluster's Cluster Inventory API)")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
 		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
 	fl.DurationVar(&f.opts.ClusterFailureThreshold, "cluster-failure-threshold", cluster.DefaultFailureThreshold,

@@ -62,7 +62,9 @@ func InstallMemberCRDs(ctx context.Context, cfg *rest.Config) error {
 	}
 	var want []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range all {
-		if crd.Spec.Group == MemberCRDGroup {
+		// ClusterProfiles describe members to the control plane's
+		// consumers: members do not serve them.
+		if crd.Spec.Group == MemberCRDGroup && crd.Spec.Names.Kind != "ClusterProfile" {
 			want = append(want, crd)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
 	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	inventoryv1alpha1 "github.com/flotilla-io/flotilla/api/clusterinventory/v1alpha1"
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
@@ -36,6 +37,7 @@ func NewScheme() *runtime.Scheme {
 		configv1alpha1.AddToScheme,
 		appsv1alpha1.AddToScheme,
 		remedyv1alpha1.AddToScheme,
+		inventoryv1alpha1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

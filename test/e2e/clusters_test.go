@@ -64,6 +64,8 @@ func TestClusterCommands(t *testing.T) {
 		t.Errorf("--orphan: member3's Deployment keeps Karmada's marks: %q", got)
 	}
 	refused("no such cluster", "unjoin", "member3")
+	// Its ClusterProfile goes with it.
+	s.waitFor(t, "", "", "clusterprofile", "member3", "-n", "karmada-cluster", "-o", "name")
 	// Placed on every cluster while member3 is away: joining it again
 	// reschedules the binding onto it.
 	s.mustApply(t, "", `apiVersion: v1
@@ -101,6 +103,7 @@ current-context: x
 		t.Errorf("join output %q", out)
 	}
 	s.waitFor(t, "True", "", "cluster", "member3", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	s.waitFor(t, "True", "", "clusterprofile", "member3", "-n", "karmada-cluster", "-o", `jsonpath={.status.conditions[?(@.type=="ControlPlaneHealthy")].status}`)
 	// What join made for the Cluster is owned by it, as karmadactl's join
 	// and karmada-agent own theirs: the credentials Secret and the Lease.
 	uid := s.get("", "cluster", "member3", "-o", "jsonpath={.metadata.uid}")

@@ -80,6 +80,14 @@ spec:
   - {apiVersion: apps/v1, kind: Deployment}
   - {apiVersion: v1, kind: Pod, namespace: searched}
 `)
+	// Every member is published as a ClusterProfile.
+	for _, m := range []string{"member1", "member2", "member3"} {
+		s.waitFor(t, "flotilla/flotilla/True/True", "", "clusterprofile", m, "-n", "karmada-cluster", "-o",
+			`jsonpath={.metadata.labels.x-k8s\.io/cluster-manager}/{.spec.clusterManager.name}/{.status.conditions[?(@.type=="ControlPlaneHealthy")].status}/{.status.conditions[?(@.type=="Joined")].status}`)
+		if server := s.get("", "clusterprofile", m, "-n", "karmada-cluster", "-o", `jsonpath={.status.accessProviders[0].cluster.server}`); !strings.HasSuffix(server, "/apis/cluster.karmada.io/v1alpha1/clusters/"+m+"/proxy") {
+			t.Errorf("%s's profile names the server %q, want its Cluster proxy", m, server)
+		}
+	}
 	s.waitFor(t, "True/Cached", "", "resourceregistry", "workloads", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`)
 
 	const base = "/apis/search.karmada.io/v1alpha1/search/cache"
@@ -186,6 +194,8 @@ spec:
 	}
 	defer func() { _ = syscall.Kill(pid, syscall.SIGCONT) }()
 	s.waitFor(t, "False", "", "cluster", "member3", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	// Its ClusterProfile follows (sig-multicluster's Cluster Inventory API).
+	s.waitFor(t, "False", "", "clusterprofile", "member3", "-n", "karmada-cluster", "-o", `jsonpath={.status.conditions[?(@.type=="ControlPlaneHealthy")].status}`)
 	eventually(t, time.Minute, "member3 left out with a warning", func() (bool, string) {
 		out, errOut, ok := s.rawGet(base + "/apis/apps/v1/namespaces/searched/deployments")
 		var l cacheList

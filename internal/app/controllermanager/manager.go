@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,6 +52,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/failover/workloadrebalancer"
 	"github.com/flotilla-io/flotilla/internal/controller/member/agentcsrapproving"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
+	"github.com/flotilla-io/flotilla/internal/controller/member/clusterprofile"
 	"github.com/flotilla-io/flotilla/internal/controller/member/unifiedauth"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
@@ -91,7 +93,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
 	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName,
-	descheduler.ControllerName, unifiedauth.ControllerName}
+	descheduler.ControllerName, unifiedauth.ControllerName, clusterprofile.ControllerName}
 
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
@@ -128,6 +130,10 @@ type Options struct {
 	// SkippedPropagatingNamespaces are regular expressions of namespaces
 	// namespace sync leaves alone.
 	SkippedPropagatingNamespaces []string
+	// ClusterProfileNamespace holds the ClusterProfiles the clusterProfile
+	// controller publishes (--cluster-profile-namespace); "" means
+	// clusterprofile.DefaultNamespace.
+	ClusterProfileNamespace string
 	// ClusterStatusUpdateFrequency is how often each member is probed for
 	// its Cluster status (Karmada's --cluster-status-update-frequency);
 	// 0 means 10s.
@@ -488,6 +494,21 @@ var builders = []builder{
 	}},
 	{deploymentreplicassyncer.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&deploymentreplicassyncer.Reconciler{Client: s.client}}, nil
+	}},
+	{clusterprofile.ControllerName, func(s *shared) ([]setup, error) {
+		ns := s.opts.ClusterProfileNamespace
+		if ns == "" {
+			ns = clusterprofile.DefaultNamespace
+		}
+		cfg := s.mgr.GetConfig()
+		ca := cfg.CAData
+		if len(ca) == 0 && cfg.CAFile != "" {
+			var err error
+			if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+				return nil, fmt.Errorf("read the control plane's CA for the ClusterProfiles: %w", err)
+			}
+		}
+		return []setup{&clusterprofile.Reconciler{Client: s.client, Namespace: ns, Server: cfg.Host, CAData: ca, Clock: s.opts.Clock}}, nil
 	}},
 	{unifiedauth.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&unifiedauth.Reconciler{Client: s.client, Events: s.events(unifiedauth.EventSource)}}, nil

@@ -90,13 +90,16 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 		return
 	}
 	addWarnings(req.Context(), v.skipped)
-	var out any
+	var out runtime.Object
 	if native.Name != "" {
-		out, err = v.get(native.Namespace, native.Name)
+		var obj any
+		if obj, err = v.get(native.Namespace, native.Name); err == nil {
+			out = &unstructured.Unstructured{Object: obj.(map[string]any)}
+		}
 	} else {
 		var lq *listQuery
 		if lq, err = parseListQuery(native.Namespace, req.URL.Query()); err == nil {
-			out = v.list(lq).UnstructuredContent()
+			out = v.list(lq)
 		}
 	}
 	if err != nil {
@@ -105,7 +108,7 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(out)
+	_ = unstructured.UnstructuredJSONScheme.Encode(out, w)
 }
 
 // addWarnings sends each message as a Warning header of the answer
@@ -120,17 +123,31 @@ func writeError(w http.ResponseWriter, req *http.Request, err error) {
 	responsewriters.ErrorNegotiated(err, codecs, schema.GroupVersion{Group: searchv1alpha1.GroupName, Version: "v1alpha1"}, w, req)
 }
 
-// annotated returns a copy of a cached object with the cluster it came from.
+// annotated returns a cached object with the cluster it came from in its
+// annotations. The copy is shallow: the top level, metadata and annotations
+// are new maps, everything else is shared with the cache, which nothing
+// writes to (a deep copy of each of 10,000 objects made a list several times
+// slower).
 func annotated(mc *memberCache, obj any) map[string]any {
-	u := obj.(*unstructured.Unstructured)
-	c := u.DeepCopy()
-	a := c.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
+	src := obj.(*unstructured.Unstructured).Object
+	out := make(map[string]any, len(src))
+	for k, v := range src {
+		out[k] = v
 	}
-	a[CachedFromClusterAnnotation] = mc.cluster
-	c.SetAnnotations(a)
-	return c.Object
+	md, _ := src["metadata"].(map[string]any)
+	meta := make(map[string]any, len(md)+1)
+	for k, v := range md {
+		meta[k] = v
+	}
+	old, _ := md["annotations"].(map[string]any)
+	ann := make(map[string]any, len(old)+1)
+	for k, v := range old {
+		ann[k] = v
+	}
+	ann[CachedFromClusterAnnotation] = mc.cluster
+	meta["annotations"] = ann
+	out["metadata"] = meta
+	return out
 }
 
 // get returns the object of that name from the first cluster (by name) that
