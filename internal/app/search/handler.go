@@ -13,11 +13,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -106,9 +108,10 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 		writeError(w, req, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_ = unstructured.UnstructuredJSONScheme.Encode(out, w)
+	// Negotiated as the API server answers: JSON or YAML, gzip when the
+	// client accepts it (a list of 10,000 objects is tens of megabytes).
+	responsewriters.WriteObjectNegotiated(asIsSerializer{unstructuredscheme.NewUnstructuredNegotiatedSerializer()},
+		negotiation.DefaultEndpointRestrictions, v.gvk.GroupVersion(), w, req, http.StatusOK, out, false)
 }
 
 // addWarnings sends each message as a Warning header of the answer

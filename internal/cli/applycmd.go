@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/kubectl/pkg/cmd/apply"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+)
+
+// applyFieldManager owns the policies `flotilla apply` writes.
+const applyFieldManager = "flotilla-apply"
+
+// newApplyCommand is karmadactl apply: kubectl apply on the control plane,
+// then, with --all-clusters or -C, a PropagationPolicy (a
+// ClusterPropagationPolicy for a cluster-scoped object) per applied object,
+// named <name>-<kind>, that places it on those clusters.
+func newApplyCommand() *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.ClusterName = nil
+	f := cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(flags))
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	applyFlags := apply.NewApplyFlags(streams)
+	var allClusters bool
+	var clusters []string
+	cmd := &cobra.Command{
+		Use:   "apply (-f FILENAME | -k DIRECTORY) [--all-clusters | -C CLUSTER,...]",
+		Short: "Apply manifests to the control plane and propagate them (karmadactl apply)",
+		Long: `Apply a configuration to the control plane by file name or stdin, as kubectl
+apply does (every kubectl apply flag works), and, with --all-clusters or
+-C/--cluster, propagate what it applied: one PropagationPolicy per namespaced
+object (a ClusterPropagationPolicy per cluster-scoped one), named
+<name>-<kind>, selecting that object and placing it on every cluster or on the
+named ones. Karmada's own kinds (policies, ...) are applied but not propagated.
+Without either flag it is kubectl apply.`,
+		Example: `  # A Deployment on every member cluster
+  flotilla apply -f web.yaml --all-clusters
+
+  # On two of them
+  flotilla apply -f web.yaml -C member1,member2`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if allClusters && len(clusters) > 0 {
+				return usageError{fmt.Errorf("--all-clusters and --cluster go one at a time")}
+			}
+			o, err := applyFlags.ToOptions(f, cmd, "flotilla", args)
+			if err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if err := o.Run(); err != nil {
+				return err
+			}
+			if (!allClusters && len(clusters) == 0) || o.DryRunStrategy != cmdutil.DryRunNone {
+				return nil
+			}
+			infos, err := o.GetObjects()
+			if err != nil {
+				return err
+			}
+			cfg, err := flags.ToRESTConfig()
+			if err != nil {
+				return err
+			}
+			c, err := dynamic.NewForConfig(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			return propagateApplied(ctx, c, infos, clusters, cmd.OutOrStdout())
+		},
+	}
+	applyFlags.AddFlags(cmd)
+	flags.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&allClusters, "all-clusters", false, "propagate what is applied to every member cluster")
+	cmd.Flags().StringSliceVarP(&clusters, "cluster", "C", nil, "propagate what is applied to these member clusters (comma-separated)")
+	return cmd
+}
+
+// propagateApplied server-side applies a policy per applied object.
+func propagateApplied(ctx context.Context, c dynamic.Interface, infos []*resource.Info, clusters []string, out io.Writer) error {
+	placement := map[string]any{}
+	if len(clusters) > 0 {
+		names := make([]any, 0, len(clusters))
+		for _, n := range clusters {
+			names = append(names, n)
+		}
+		placement["clusterAffinity"] = map[string]any{"clusterNames": names}
+	}
+	for _, info := range infos {
+		gvk := info.Object.GetObjectKind().GroupVersionKind()
+		if strings.HasSuffix(gvk.Group, "karmada.io") {
+			continue
+		}
+		obj, err := meta.Accessor(info.Object)
+		if err != nil {
+			return err
+		}
+		selector := map[string]any{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "name": obj.GetName()}
+		md := map[string]any{"name": obj.GetName() + "-" + strings.ToLower(gvk.Kind)}
+		kind := "ClusterPropagationPolicy"
+		if info.Namespaced() {
+			kind = "PropagationPolicy"
+			selector["namespace"] = obj.GetNamespace()
+			md["namespace"] = obj.GetNamespace()
+		}
+		policy := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": policyv1alpha1.SchemeGroupVersion.String(), "kind": kind, "metadata": md,
+			"spec": map[string]any{"resourceSelectors": []any{selector}, "placement": placement},
+		}}
+		var r dynamic.ResourceInterface = c.Resource(policyv1alpha1.SchemeGroupVersion.WithResource("clusterpropagationpolicies"))
+		if info.Namespaced() {
+			r = c.Resource(policyv1alpha1.SchemeGroupVersion.WithResource("propagationpolicies")).Namespace(obj.GetNamespace())
+		}
+		if _, err := r.Apply(ctx, policy.GetName(), policy, metav1.ApplyOptions{FieldManager: applyFieldManager, Force: true}); err != nil {
+			return fmt.Errorf("propagate %s %s: %w", strings.ToLower(gvk.Kind), obj.GetName(), err)
+		}
+		fmt.Fprintf(out, "%s.policy.karmada.io/%s applied\n", strings.ToLower(kind), md["name"])
+	}
+	return nil
+}
