@@ -109,31 +109,11 @@ func (o *installOptions) run(cmd *cobra.Command) error {
 	if opts.Webhook, err = o.webhook(); err != nil {
 		return err
 	}
-	if o.adapterService != "" {
-		if opts.MetricsAdapter, err = controlplane.ParseServiceTarget(o.adapterService); err != nil {
-			return usageError{fmt.Errorf("--metrics-adapter-service: %w", err)}
-		}
-		opts.MetricsAdapter.ExternalName = o.adapterExternalName
-		if o.adapterCABundle != "" {
-			if opts.MetricsAdapter.CABundle, err = os.ReadFile(o.adapterCABundle); err != nil {
-				return fmt.Errorf("--metrics-adapter-ca-bundle: %w", err)
-			}
-		}
-	} else if o.adapterExternalName != "" || o.adapterCABundle != "" {
-		return usageError{fmt.Errorf("--metrics-adapter-external-name and --metrics-adapter-ca-bundle need --metrics-adapter-service")}
+	if opts.MetricsAdapter, err = serviceTarget("metrics-adapter", o.adapterService, o.adapterExternalName, o.adapterCABundle); err != nil {
+		return err
 	}
-	if o.searchService != "" {
-		if opts.Search, err = controlplane.ParseServiceTarget(o.searchService); err != nil {
-			return usageError{fmt.Errorf("--search-service: %w", err)}
-		}
-		opts.Search.ExternalName = o.searchExternalName
-		if o.searchCABundle != "" {
-			if opts.Search.CABundle, err = os.ReadFile(o.searchCABundle); err != nil {
-				return fmt.Errorf("--search-ca-bundle: %w", err)
-			}
-		}
-	} else if o.searchExternalName != "" || o.searchCABundle != "" {
-		return usageError{fmt.Errorf("--search-external-name and --search-ca-bundle need --search-service")}
+	if opts.Search, err = serviceTarget("search", o.searchService, o.searchExternalName, o.searchCABundle); err != nil {
+		return err
 	}
 	if err := opts.Validate(); err != nil {
 		return usageError{err}
@@ -285,4 +265,27 @@ func loadKubeconfig(path, context string) (*rest.Config, error) {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	return cfg, nil
+}
+
+// serviceTarget reads the flags --<prefix>-service, --<prefix>-external-name
+// and --<prefix>-ca-bundle of an aggregated API server: nil when the service
+// is not given (then neither may the other two be).
+func serviceTarget(prefix, service, externalName, caBundle string) (*controlplane.ServiceTarget, error) {
+	if service == "" {
+		if externalName != "" || caBundle != "" {
+			return nil, usageError{fmt.Errorf("--%[1]s-external-name and --%[1]s-ca-bundle need --%[1]s-service", prefix)}
+		}
+		return nil, nil
+	}
+	t, err := controlplane.ParseServiceTarget(service)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--%s-service: %w", prefix, err)}
+	}
+	t.ExternalName = externalName
+	if caBundle != "" {
+		if t.CABundle, err = os.ReadFile(caBundle); err != nil {
+			return nil, fmt.Errorf("--%s-ca-bundle: %w", prefix, err)
+		}
+	}
+	return t, nil
 }

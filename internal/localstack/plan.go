@@ -180,18 +180,7 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		if cp.MetricsAdapterPort, err = ports.Port("flotilla/metrics-adapter"); err != nil {
 			return nil, err
 		}
-		p.MetricsAdapter = Component{
-			Name: "metrics-adapter", Cluster: ControlPlaneName, Kind: KindMetricsAdapter,
-			Args: []string{"metrics-adapter",
-				"--kubeconfig=" + cp.Kubeconfig,
-				"--bind-address=127.0.0.1",
-				fmt.Sprintf("--secure-port=%d", cp.MetricsAdapterPort),
-				"--tls-cert-file=" + p.PKI.ServingCert,
-				"--tls-private-key-file=" + p.PKI.ServingKey,
-			},
-			LogFile:   filepath.Join(p.LogDir(), "metrics-adapter.log"),
-			HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.MetricsAdapterPort),
-		}
+		p.MetricsAdapter = p.aggregatedServer(cp, KindMetricsAdapter, cp.MetricsAdapterPort)
 	}
 	agentPorts := map[string]int{}
 	for i := range cfg.Members {
@@ -237,20 +226,25 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 	if cp.SearchPort, err = ports.Port("flotilla/search"); err != nil {
 		return nil, err
 	}
-	p.Search = Component{
-		Name: "search", Cluster: ControlPlaneName, Kind: KindSearch,
-		Args: []string{"search",
-			"--kubeconfig=" + cp.Kubeconfig,
-			fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", cp.EtcdPorts[0]),
-			"--bind-address=127.0.0.1",
-			fmt.Sprintf("--secure-port=%d", cp.SearchPort),
-			"--tls-cert-file=" + p.PKI.ServingCert,
-			"--tls-private-key-file=" + p.PKI.ServingKey,
-		},
-		LogFile:   filepath.Join(p.LogDir(), "search.log"),
-		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", cp.SearchPort),
-	}
+	p.Search = p.aggregatedServer(cp, KindSearch, cp.SearchPort, fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", cp.EtcdPorts[0]))
 	return p, nil
+}
+
+// aggregatedServer is a Flotilla aggregated API server of the control plane
+// (`flotilla <kind>`): the control plane's kubeconfig, then extra flags, then
+// serving on 127.0.0.1:port with the stack's certificate.
+func (p *Plan) aggregatedServer(cp *ClusterPlan, kind string, port int, extra ...string) Component {
+	args := append([]string{kind, "--kubeconfig=" + cp.Kubeconfig}, extra...)
+	return Component{
+		Name: kind, Cluster: ControlPlaneName, Kind: kind,
+		Args: append(args,
+			"--bind-address=127.0.0.1",
+			fmt.Sprintf("--secure-port=%d", port),
+			"--tls-cert-file="+p.PKI.ServingCert,
+			"--tls-private-key-file="+p.PKI.ServingKey),
+		LogFile:   filepath.Join(p.LogDir(), kind+".log"),
+		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", port),
+	}
 }
 
 // Keys of ports.json for the Flotilla components' endpoints: /healthz and

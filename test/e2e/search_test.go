@@ -288,6 +288,9 @@ func (s *stack) checkFleetProxy(t *testing.T) {
 	if out, err := viaProxy("create", "deployment", "x", "-n", "searched", "--image=nginx"); err == nil || !strings.Contains(out, "names no object") {
 		t.Errorf("a create of a cached kind through the proxy: err=%v, %s", err, out)
 	}
+	if _, errOut, ok := s.rawGet("/apis/cluster.karmada.io/v1alpha1/clusters/nosuch/proxy/api/v1/pods"); ok || !strings.Contains(errOut, `clusters.cluster.karmada.io "nosuch" not found`) {
+		t.Errorf("the Cluster proxy of a cluster that is not joined: ok=%v, %s", ok, errOut)
+	}
 	if out := mustProxy("get", "propagationpolicy", "everywhere", "-n", "searched", "-o", "name"); strings.TrimSpace(out) != "propagationpolicy.policy.karmada.io/everywhere" {
 		t.Errorf("an uncached kind through the proxy (from the control plane): %q", out)
 	}

@@ -66,12 +66,14 @@ func (r *searchREST) Connect(ctx context.Context, id string, _ runtime.Object, _
 	}), nil
 }
 
+// nativeInfo reads a Kubernetes path as the API server does.
+var nativeInfo = &genericrequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+
 // parseNativePath reads a Kubernetes resource path (api/v1/namespaces/x/pods,
 // apis/apps/v1/deployments/web, ...) as the API server would.
 func parseNativePath(parts []string) (*genericrequest.RequestInfo, error) {
-	f := &genericrequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 	req, _ := http.NewRequest(http.MethodGet, "/"+strings.Join(parts, "/"), nil)
-	info, err := f.NewRequestInfo(req)
+	info, err := nativeInfo.NewRequestInfo(req)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}

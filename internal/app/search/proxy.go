@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
@@ -159,10 +158,9 @@ func (p *fleetProxy) serveCached(w http.ResponseWriter, req *http.Request, path 
 // nativeRequestInfo reads the proxied path as the API server would read it
 // as a request of its own (verb from the method, ?watch, the name).
 func nativeRequestInfo(req *http.Request, path string) (*genericrequest.RequestInfo, error) {
-	f := &genericrequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 	r := req.Clone(req.Context())
 	r.URL.Path = path
-	return f.NewRequestInfo(r)
+	return nativeInfo.NewRequestInfo(r)
 }
 
 // holder returns the first cluster (by name) whose cache holds the object.
