@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,12 @@ const FieldManager = "flotilla-install"
 // karmada-system/flotilla-<component> (in a host cluster) and to the user
 // "system:flotilla:<component>" (a client certificate with that common name,
 // out of cluster).
-var Components = []string{"controller-manager", "scheduler", "webhook", "metrics-adapter", "search"}
+var Components = []string{"controller-manager", "scheduler", "webhook", "metrics-adapter"}
+
+// SearchComponent is `flotilla search`: install writes its RBAC as for
+// Components, but the Helm chart does not deploy it (yet), so it is not one
+// of them.
+const SearchComponent = "search"
 
 // Webhook paths `flotilla webhook` serves, one per admission plugin.
 const (
@@ -330,7 +336,7 @@ func componentRBAC() []client.Object {
 		},
 	}
 	var out []client.Object
-	for _, c := range Components {
+	for _, c := range append(slices.Clone(Components), SearchComponent) {
 		name := "flotilla:" + c
 		subjects := componentSubjects(c)
 		out = append(out,
