@@ -158,6 +158,15 @@ func annotated(mc *memberCache, obj any) map[string]any {
 // get returns the object of that name from the first cluster (by name) that
 // holds it.
 func (v *view) get(namespace, name string) (any, error) {
+	if mc, obj := v.find(namespace, name); mc != nil {
+		return annotated(mc, obj), nil
+	}
+	return nil, apierrors.NewNotFound(v.gvr.GroupResource(), name)
+}
+
+// find returns the first member cache (by cluster name) that holds the
+// object, and the object; nil when none does.
+func (v *view) find(namespace, name string) (*memberCache, any) {
 	key := name
 	if namespace != "" {
 		key = namespace + "/" + name
@@ -167,10 +176,10 @@ func (v *view) get(namespace, name string) (any, error) {
 			continue
 		}
 		if obj, ok, _ := mc.informer.GetStore().GetByKey(key); ok {
-			return annotated(mc, obj), nil
+			return mc, obj
 		}
 	}
-	return nil, apierrors.NewNotFound(v.gvr.GroupResource(), name)
+	return nil, nil
 }
 
 // listContinue is a search-cache continue token: where the previous page

@@ -140,11 +140,12 @@ func (p *fleetProxy) serveCached(w http.ResponseWriter, req *http.Request, path 
 			Message: fmt.Sprintf("%s of %s through the proxy is not supported: it names no object, so no member cluster; create templates on the control plane, or go to one member through /apis/cluster.karmada.io/v1alpha1/clusters/<cluster>/proxy", native.Verb, gr)}})
 		return
 	}
-	cluster := v.holder(native.Namespace, native.Name)
-	if cluster == "" {
+	holder, _ := v.find(native.Namespace, native.Name)
+	if holder == nil {
 		fail(apierrors.NewNotFound(gr, native.Name))
 		return
 	}
+	cluster := holder.cluster
 	cfg, err := memberproxy.ImpersonatorConfig(ctx, p.reader, cluster)
 	if err != nil {
 		fail(apierrors.NewServiceUnavailable(err.Error()))
@@ -161,23 +162,6 @@ func nativeRequestInfo(req *http.Request, path string) (*genericrequest.RequestI
 	r := req.Clone(req.Context())
 	r.URL.Path = path
 	return nativeInfo.NewRequestInfo(r)
-}
-
-// holder returns the first cluster (by name) whose cache holds the object.
-func (v *view) holder(namespace, name string) string {
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	for _, mc := range v.caches {
-		if mc.allowed != nil && !mc.allowed.Has(namespace) {
-			continue
-		}
-		if _, ok, _ := mc.informer.GetStore().GetByKey(key); ok {
-			return mc.cluster
-		}
-	}
-	return ""
 }
 
 // cacheScope is how k8s.io/apiserver's handlers serve a cached resource:
