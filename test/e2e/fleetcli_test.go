@@ -54,7 +54,7 @@ func TestFleetCommands(t *testing.T) {
 	if out := run("logs", "-C", "member1", "deploy/web", "-n", "fleetcli"); !strings.Contains(out, "simulated container") {
 		t.Errorf("logs -C member1: %s", out)
 	}
-	if out := run("exec", "-C", "member2", "deploy/web", "-n", "fleetcli", "--", "echo", "from-member2"); strings.TrimSpace(out) != "from-member2" {
+	if out := run("exec", "-C", "member2", "deploy/web", "-n", "fleetcli", "--", "echo", "from-member2"); lastLine(out) != "from-member2" {
 		t.Errorf("exec -C member2: %q", out)
 	}
 	if out := run("describe", "-C", "member3", "deployment", "web", "-n", "fleetcli"); !strings.Contains(out, "Name:") || !strings.Contains(out, "web") || !strings.Contains(out, "Replicas:") {

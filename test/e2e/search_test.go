@@ -277,7 +277,7 @@ func (s *stack) checkFleetProxy(t *testing.T) {
 	if out := mustProxy("logs", "-n", "searched", pod); !strings.Contains(out, "simulated container") {
 		t.Errorf("kubectl logs %s through the proxy: %s", pod, out)
 	}
-	if out := mustProxy("exec", "-n", "searched", pod, "--", "echo", "from-the-member"); strings.TrimSpace(out) != "from-the-member" {
+	if out := mustProxy("exec", "-n", "searched", pod, "--", "echo", "from-the-member"); lastLine(out) != "from-the-member" {
 		t.Errorf("kubectl exec %s through the proxy: %q", pod, out)
 	}
 	mustProxy("delete", "pod", "-n", "searched", pod, "--wait=false")
@@ -339,4 +339,12 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: searched}]
 	if out, err := asViewer("get", "deployments", "-n", "searched"); err == nil || !strings.Contains(out, "Forbidden") {
 		t.Errorf("the viewer lists Deployments: err=%v, %s", err, out)
 	}
+}
+
+// lastLine is the last non-empty line of a command's combined output: what an
+// exec printed, after any warning kubectl's stream client logged first (such
+// as "Unknown stream id 1, discarding message" under load).
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
