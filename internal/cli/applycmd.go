@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/kubectl/pkg/cmd/apply"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 )
 
@@ -45,7 +47,10 @@ apply does (every kubectl apply flag works), and, with --all-clusters or
 -C/--cluster, propagate what it applied: one PropagationPolicy per namespaced
 object (a ClusterPropagationPolicy per cluster-scoped one), named
 <name>-<kind>, selecting that object and placing it on every cluster or on the
-named ones. Karmada's own kinds (policies, ...) are applied but not propagated.
+named ones. Karmada's own kinds (policies, ...) are applied but not propagated,
+and a Namespace gets no policy: the control plane propagates namespaces to
+every member by itself. Clusters named with -C must be joined: nothing is
+applied otherwise.
 Without either flag it is kubectl apply.`,
 		Example: `  # A Deployment on every member cluster
   flotilla apply -f web.yaml --all-clusters
@@ -56,6 +61,11 @@ Without either flag it is kubectl apply.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if allClusters && len(clusters) > 0 {
 				return usageError{fmt.Errorf("--all-clusters and --cluster go one at a time")}
+			}
+			if len(clusters) > 0 {
+				if err := clustersJoined(cmd.Context(), flags, clusters); err != nil {
+					return err
+				}
 			}
 			o, err := applyFlags.ToOptions(f, cmd, "flotilla", args)
 			if err != nil {
@@ -94,6 +104,36 @@ Without either flag it is kubectl apply.`,
 	return cmd
 }
 
+// clustersJoined returns an error listing the joined clusters when one of
+// names is not a Cluster of the control plane.
+func clustersJoined(ctx context.Context, flags *genericclioptions.ConfigFlags, names []string) error {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	list, err := c.Resource(clusterv1alpha1.SchemeGroupVersion.WithResource("clusters")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list the control plane's Clusters: %w", err)
+	}
+	joined := sets.New[string]()
+	for _, cl := range list.Items {
+		joined.Insert(cl.GetName())
+	}
+	if missing := sets.List(sets.New(names...).Difference(joined)); len(missing) > 0 {
+		return fmt.Errorf("cluster %s not joined; joined clusters: %s", strings.Join(missing, ", "), strings.Join(sets.List(joined), ", "))
+	}
+	return nil
+}
+
 // propagateApplied server-side applies a policy per applied object.
 func propagateApplied(ctx context.Context, c dynamic.Interface, infos []*resource.Info, clusters []string, out io.Writer) error {
 	placement := map[string]any{}
@@ -106,7 +146,9 @@ func propagateApplied(ctx context.Context, c dynamic.Interface, infos []*resourc
 	}
 	for _, info := range infos {
 		gvk := info.Object.GetObjectKind().GroupVersionKind()
-		if strings.HasSuffix(gvk.Group, "karmada.io") {
+		// Karmada's own kinds are not propagated; namespaces are, by the
+		// namespace controller, to every cluster, with no policy.
+		if strings.HasSuffix(gvk.Group, "karmada.io") || (gvk.Group == "" && gvk.Kind == "Namespace") {
 			continue
 		}
 		obj, err := meta.Accessor(info.Object)

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubectl/pkg/cmd/attach"
@@ -31,18 +34,33 @@ import (
 // search): it sends a request on an object to the member that holds it.
 const fleetProxyPath = "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
 
+// searchCachePath is karmada-search's cache on the control plane.
+const searchCachePath = "/apis/search.karmada.io/v1alpha1/search/cache"
+
 // memberGetter is kubectl's RESTClientGetter aimed at a member: with
 // --cluster, the Cluster proxy of that cluster; without, the fleet proxy,
 // which finds the member from the search cache.
 type memberGetter struct {
 	*genericclioptions.ConfigFlags
 	cluster *string
+
+	once sync.Once // kubectl asks for the config several times: resolve once
+	cfg  *rest.Config
+	err  error
 }
 
 // ToRESTConfig is the control plane's config with its server moved to the
 // proxy. Errors: the kubeconfig, or a --cluster that is not joined (the
 // message lists the joined ones).
 func (g *memberGetter) ToRESTConfig() (*rest.Config, error) {
+	g.once.Do(func() { g.cfg, g.err = g.resolve() })
+	if g.err != nil {
+		return nil, g.err
+	}
+	return rest.CopyConfig(g.cfg), nil
+}
+
+func (g *memberGetter) resolve() (*rest.Config, error) {
 	cfg, err := g.ConfigFlags.ToRESTConfig()
 	if err != nil {
 		return nil, err
@@ -100,7 +118,12 @@ func (g *memberGetter) ToRESTMapper() (meta.RESTMapper, error) {
 // member holding the object from flotilla search's cache (a ResourceRegistry
 // must cache the kind). The control plane comes from --kubeconfig and
 // --context, as for kubectl.
-func memberKubectl(build func(cmdutil.Factory, genericiooptions.IOStreams) *cobra.Command, example string) *cobra.Command {
+//
+// needsPods says the command works on a pod (logs, exec, attach): without -C
+// it checks first that flotilla search caches pods, so that a missing
+// ResourceRegistry is reported at once rather than as kubectl's wait for a
+// pod that never comes.
+func memberKubectl(build func(cmdutil.Factory, genericiooptions.IOStreams) *cobra.Command, needsPods bool, example string) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	// kubectl's --cluster (a kubeconfig cluster) would clash with ours.
 	flags.ClusterName = nil
@@ -116,13 +139,50 @@ authentication). Without -C, the request goes through flotilla search's proxy,
 which sends it to the member whose cache holds the object: a ResourceRegistry
 must cache its kind (and, for a workload, its pods).`
 	cmd.Example = example
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if strings.Contains(cluster, ",") {
+			return usageError{fmt.Errorf("-C/--cluster names one member cluster, not a list (%q)", cluster)}
+		}
+		if cluster != "" || !needsPods {
+			return nil
+		}
+		return podsCached(cmd.Context(), flags, cmd.Name())
+	}
 	cmd.Flags().StringVarP(&cluster, "cluster", "C", "", "the member cluster; without it, the member holding the object, from flotilla search's cache")
 	flags.AddFlags(cmd.Flags())
 	return cmd
 }
 
+// podsCached asks flotilla search's cache for one pod. Errors: search is not
+// installed, or no ResourceRegistry caches pods; the message says what to do.
+func podsCached(ctx context.Context, flags *genericclioptions.ConfigFlags, command string) error {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = cs.Discovery().RESTClient().Get().AbsPath(searchCachePath, "api/v1/pods").Param("limit", "1").Do(ctx).Error()
+	if err == nil {
+		return nil
+	}
+	why := err.Error()
+	if apierrors.IsNotFound(err) && !strings.Contains(why, "not cached") {
+		why = "the control plane does not serve search.karmada.io (is flotilla search installed?)"
+	}
+	return fmt.Errorf("without -C, flotilla %s finds the pod through flotilla search's cache, and cannot: %s.\n"+
+		"Name the member cluster with -C, or cache pods with a ResourceRegistry (apiVersion: v1, kind: Pod)", command, why)
+}
+
 func newLogsCommand() *cobra.Command {
-	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command { return logs.NewCmdLogs(f, s) },
+	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command { return logs.NewCmdLogs(f, s) }, true,
 		`  # The logs of a pod in member1
   flotilla logs -C member1 web-7d4f9 -n shop
 
@@ -131,19 +191,19 @@ func newLogsCommand() *cobra.Command {
 }
 
 func newExecCommand() *cobra.Command {
-	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command { return exec.NewCmdExec(f, s) },
+	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command { return exec.NewCmdExec(f, s) }, true,
 		`  flotilla exec -C member1 web-7d4f9 -n shop -- date
   flotilla exec -it deploy/web -n shop -- sh`)
 }
 
 func newAttachCommand() *cobra.Command {
-	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command { return attach.NewCmdAttach(f, s) },
+	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command { return attach.NewCmdAttach(f, s) }, true,
 		`  flotilla attach -C member1 web-7d4f9 -n shop`)
 }
 
 func newDescribeCommand() *cobra.Command {
 	return memberKubectl(func(f cmdutil.Factory, s genericiooptions.IOStreams) *cobra.Command {
 		return kubectldescribe.NewCmdDescribe("flotilla", f, s)
-	}, `  flotilla describe -C member1 deployment web -n shop
+	}, false, `  flotilla describe -C member1 deployment web -n shop
   flotilla describe pod web-7d4f9 -n shop`)
 }

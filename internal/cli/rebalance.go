@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -63,8 +65,11 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
 					return usageError{fmt.Errorf("%q: name workloads as TYPE/NAME, for example deployment/web", arg)}
 				}
 				gvr, err := mapper.ResourceFor(schema.ParseGroupResource(typ).WithVersion(""))
+				if meta.IsNoMatchError(err) {
+					return fmt.Errorf("%q: the control plane serves no resource type %q (kubectl api-resources lists them)", arg, typ)
+				}
 				if err != nil {
-					return fmt.Errorf("%q: %w", typ, err)
+					return fmt.Errorf("%q: %w", arg, err)
 				}
 				gvk, err := mapper.KindFor(gvr)
 				if err != nil {
@@ -98,6 +103,11 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
 			fmt.Fprintln(w, "WORKLOAD\tNAMESPACE\tRESULT\tREASON")
 			failed := 0
+			// In the order the workloads were named.
+			order := func(o appsv1alpha1.ObservedWorkload) int {
+				return slices.IndexFunc(rb.Spec.Workloads, func(w appsv1alpha1.ObjectReference) bool { return w == o.Workload })
+			}
+			slices.SortStableFunc(rb.Status.ObservedWorkloads, func(a, b appsv1alpha1.ObservedWorkload) int { return order(a) - order(b) })
 			for _, o := range rb.Status.ObservedWorkloads {
 				fmt.Fprintf(w, "%s/%s\t%s\t%s\t%s\n", strings.ToLower(o.Workload.Kind), o.Workload.Name, o.Workload.Namespace, o.Result, o.Reason)
 				if o.Result == appsv1alpha1.RebalanceFailed {

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -80,6 +81,8 @@ type registryOutcome struct {
 	unreached  []string // "cluster: why"
 	keys       []cacheKey
 	noClusters bool
+	notJoined  []string // clusterNames with no Cluster
+	invalid    string   // spec.targetCluster does not compile
 }
 
 // Sync makes the caches match the ResourceRegistries over the given clusters:
@@ -87,6 +90,42 @@ type registryOutcome struct {
 // the member's discovery resolving the kind, and stops the others. It returns
 // each registry's Ready condition. Objects are cached without managedFields.
 func (c *Cache) Sync(ctx context.Context, regs []searchv1alpha1.ResourceRegistry, clusters []clusterv1alpha1.Cluster, members func(*clusterv1alpha1.Cluster) (*registry.Member, error)) map[string]metav1.Condition {
+	wants, outcomes, notReady := plan(regs, clusters, members)
+
+	c.mu.Lock()
+	c.notReady = notReady
+	for k, mc := range c.caches {
+		w, ok := wants[k]
+		if !ok || w.member != mc.member || !sameNamespaces(mc, w) {
+			close(mc.stop)
+			go mc.history.stopWatchers()
+			delete(c.caches, k)
+			klog.FromContext(ctx).V(2).Info("Stopped a member cache", "cluster", k.cluster, "resource", k.gvr.String())
+		}
+	}
+	for k, w := range wants {
+		if _, ok := c.caches[k]; ok {
+			continue
+		}
+		c.caches[k] = startMemberCache(k, w)
+		klog.FromContext(ctx).V(2).Info("Started a member cache", "cluster", k.cluster, "resource", k.gvr.String(), "namespaces", sets.List(w.namespaces))
+	}
+	caches := c.caches
+	c.mu.Unlock()
+
+	conds := map[string]metav1.Condition{}
+	for i := range regs {
+		reg := &regs[i]
+		conds[reg.Name] = readyCondition(reg, outcomes[reg.Name], caches)
+	}
+	return conds
+}
+
+// plan works out what the registries ask of the clusters: the caches wanted
+// per (cluster, kind), what each registry found, and the clusters that are
+// not Ready with why. It reads the members' discovery (through members) and
+// nothing of the Cache.
+func plan(regs []searchv1alpha1.ResourceRegistry, clusters []clusterv1alpha1.Cluster, members func(*clusterv1alpha1.Cluster) (*registry.Member, error)) (map[cacheKey]*want, map[string]*registryOutcome, map[string]string) {
 	wants := map[cacheKey]*want{}
 	outcomes := map[string]*registryOutcome{}
 	notReady := map[string]string{}
@@ -107,7 +146,8 @@ func (c *Cache) Sync(ctx context.Context, regs []searchv1alpha1.ResourceRegistry
 		outcomes[reg.Name] = out
 		matcher, err := clusteraffinity.Compile("spec.targetCluster", &reg.Spec.TargetCluster)
 		if err != nil {
-			out.unknown = append(out.unknown, err.Error())
+			// Refused at admission; a registry stored before that rule.
+			out.invalid = err.Error()
 			continue
 		}
 		selected := 0
@@ -173,35 +213,14 @@ func (c *Cache) Sync(ctx context.Context, regs []searchv1alpha1.ResourceRegistry
 				out.unknown = append(out.unknown, fmt.Sprintf("%s %s", s.Kind, s.APIVersion))
 			}
 		}
-	}
-
-	c.mu.Lock()
-	c.notReady = notReady
-	for k, mc := range c.caches {
-		w, ok := wants[k]
-		if !ok || w.member != mc.member || !sameNamespaces(mc, w) {
-			close(mc.stop)
-			go mc.history.stopWatchers()
-			delete(c.caches, k)
-			klog.FromContext(ctx).V(2).Info("Stopped a member cache", "cluster", k.cluster, "resource", k.gvr.String())
+		// Names in spec.targetCluster.clusterNames that no Cluster has.
+		for _, n := range reg.Spec.TargetCluster.ClusterNames {
+			if !slices.ContainsFunc(clusters, func(cl clusterv1alpha1.Cluster) bool { return cl.Name == n }) {
+				out.notJoined = append(out.notJoined, n)
+			}
 		}
 	}
-	for k, w := range wants {
-		if _, ok := c.caches[k]; ok {
-			continue
-		}
-		c.caches[k] = startMemberCache(k, w)
-		klog.FromContext(ctx).V(2).Info("Started a member cache", "cluster", k.cluster, "resource", k.gvr.String(), "namespaces", sets.List(w.namespaces))
-	}
-	caches := c.caches
-	c.mu.Unlock()
-
-	conds := map[string]metav1.Condition{}
-	for i := range regs {
-		reg := &regs[i]
-		conds[reg.Name] = readyCondition(reg, outcomes[reg.Name], caches)
-	}
-	return conds
+	return wants, outcomes, notReady
 }
 
 func sameNamespaces(mc *memberCache, w *want) bool {
@@ -261,13 +280,20 @@ func readyCondition(reg *searchv1alpha1.ResourceRegistry, out *registryOutcome, 
 	if reg.Spec.BackendStore != nil && reg.Spec.BackendStore.OpenSearch != nil {
 		backend = " spec.backendStore is not used: items are kept in memory only."
 	}
+	notJoined := ""
+	if len(out.notJoined) > 0 {
+		notJoined = " No cluster is named " + strings.Join(out.notJoined, ", ") + " (kubectl get clusters lists them)."
+	}
 	switch {
+	case out.invalid != "":
+		cond.Reason = searchv1alpha1.ReasonNoCluster
+		cond.Message = out.invalid + "." + backend
 	case len(out.unknown) > 0:
 		cond.Reason = searchv1alpha1.ReasonUnknownKind
 		cond.Message = "no selected cluster serves " + strings.Join(out.unknown, ", ") + ": check apiVersion and kind (kubectl api-resources in a member)." + backend
 	case out.noClusters:
 		cond.Reason = searchv1alpha1.ReasonNoCluster
-		cond.Message = "spec.targetCluster selects no cluster." + backend
+		cond.Message = "spec.targetCluster selects no cluster." + notJoined + backend
 	case len(out.unreached) > 0 || len(syncing) > 0:
 		cond.Reason = searchv1alpha1.ReasonCacheNotSynced
 		var parts []string
@@ -279,11 +305,11 @@ func readyCondition(reg *searchv1alpha1.ResourceRegistry, out *registryOutcome, 
 			sort.Strings(syncing)
 			parts = append(parts, "still listing "+strings.Join(syncing, ", "))
 		}
-		cond.Message = strings.Join(parts, "; ") + "." + backend
+		cond.Message = strings.Join(parts, "; ") + "." + notJoined + backend
 	default:
 		cond.Status = metav1.ConditionTrue
 		cond.Reason = searchv1alpha1.ReasonCached
-		cond.Message = fmt.Sprintf("%d caches (kind × cluster) synced.%s", len(sets.New(out.keys...)), backend)
+		cond.Message = fmt.Sprintf("%d caches (kind × cluster) synced.%s%s", len(sets.New(out.keys...)), notJoined, backend)
 	}
 	return cond
 }

@@ -3,8 +3,10 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,14 +50,18 @@ func (c *controller) run(ctx context.Context, cp crcache.Cache, loopback *rest.C
 		UpdateFunc: func(any, any) { queue.Add(syncKey) },
 		DeleteFunc: func(any) { queue.Add(syncKey) },
 	}
-	for _, obj := range []client.Object{&clusterv1alpha1.Cluster{}} {
-		inf, err := cp.GetInformer(ctx, obj)
-		if err != nil {
-			return fmt.Errorf("watch Clusters (are the Karmada CRDs installed?): %w", err)
+	inf, err := cp.GetInformer(ctx, &clusterv1alpha1.Cluster{})
+	if err != nil {
+		return fmt.Errorf("watch Clusters (are the Karmada CRDs installed?): %w", err)
+	}
+	clusterEvents := enqueue
+	clusterEvents.UpdateFunc = func(old, cur any) {
+		if o, ok := old.(*clusterv1alpha1.Cluster); !ok || clusterChanged(o, cur.(*clusterv1alpha1.Cluster)) {
+			queue.Add(syncKey)
 		}
-		if _, err := inf.AddEventHandler(enqueue); err != nil {
-			return err
-		}
+	}
+	if _, err := inf.AddEventHandler(clusterEvents); err != nil {
+		return err
 	}
 	go func() { _ = cp.Start(ctx) }()
 	if !cp.WaitForCacheSync(ctx) {
@@ -105,6 +111,23 @@ func (c *controller) run(ctx context.Context, cp crcache.Cache, loopback *rest.C
 		}
 		queue.Done(key)
 	}
+}
+
+// clusterChanged says whether a Cluster update can change the caches: its
+// labels or spec (what targetCluster selects on, and its credentials), its
+// deletion, its Ready status or the APIs it serves. The status heartbeat
+// alone does not.
+func clusterChanged(old, cur *clusterv1alpha1.Cluster) bool {
+	ready := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+		if r := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); r != nil {
+			return r.Status
+		}
+		return metav1.ConditionUnknown
+	}
+	return old.Generation != cur.Generation || !maps.Equal(old.Labels, cur.Labels) ||
+		!old.DeletionTimestamp.Equal(cur.DeletionTimestamp) || ready(old) != ready(cur) ||
+		!apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) ||
+		!apiequality.Semantic.DeepEqual(old.Status.APIEnablements, cur.Status.APIEnablements)
 }
 
 // sync makes the caches match and writes the registries' conditions. again

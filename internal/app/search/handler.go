@@ -94,6 +94,7 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 		return
 	}
 	addWarnings(req.Context(), v.skipped)
+	addWarnings(req.Context(), v.uncovered(native.Namespace))
 	var out runtime.Object
 	if native.Name != "" {
 		var obj any
@@ -162,6 +163,33 @@ func (v *view) get(namespace, name string) (any, error) {
 		return annotated(mc, obj), nil
 	}
 	return nil, apierrors.NewNotFound(v.gvr.GroupResource(), name)
+}
+
+// uncovered says which clusters' caches leave namespace out (their
+// ResourceRegistries name other namespaces), as one warning, or nil. A
+// request over all namespaces ("") is answered with what is cached.
+func (v *view) uncovered(namespace string) []string {
+	if namespace == "" {
+		return nil
+	}
+	var clusters []string
+	served := sets.New[string]()
+	for _, mc := range v.caches {
+		switch {
+		case mc.allowed != nil && !mc.allowed.Has(namespace):
+			served.Insert(sets.List(mc.allowed)...)
+		case mc.namespace != "" && mc.namespace != namespace:
+			served.Insert(mc.namespace)
+		default:
+			continue
+		}
+		clusters = append(clusters, mc.cluster)
+	}
+	if len(clusters) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s in namespace %s are not cached from %s: their ResourceRegistries cache namespace %s only; add %s to one to see them here",
+		v.gvr.Resource, namespace, strings.Join(clusters, ", "), strings.Join(sets.List(served), ", "), namespace)}
 }
 
 // find returns the first member cache (by cluster name) that holds the

@@ -1,11 +1,13 @@
 package search
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -139,6 +141,15 @@ func TestValidateResourceRegistry(t *testing.T) {
 	if errs := ValidateResourceRegistry(r); len(errs) != 0 {
 		t.Fatalf("a good registry: %v", errs)
 	}
+	r.Spec.ResourceSelectors = []searchv1alpha1.ResourceSelector{{APIVersion: "v1", Kind: "Pod"}, {APIVersion: "networking.k8s.io/v1beta1", Kind: "Ingress"}}
+	if errs := ValidateResourceRegistry(r); len(errs) != 0 {
+		t.Fatalf("core and beta versions: %v", errs)
+	}
+	// A group without its version is not a version of the core group.
+	r.Spec.ResourceSelectors = []searchv1alpha1.ResourceSelector{{APIVersion: "apps", Kind: "Deployment"}}
+	if got := ValidateResourceRegistry(r).ToAggregate(); got == nil || !strings.Contains(got.Error(), "must be group/version") {
+		t.Errorf("apiVersion apps: got %v, want a refusal asking for group/version", got)
+	}
 	r.Spec.ResourceSelectors = []searchv1alpha1.ResourceSelector{{APIVersion: "a/b/c", Namespace: "Bad_NS"}}
 	r.Spec.BackendStore = &searchv1alpha1.BackendStoreConfig{OpenSearch: &searchv1alpha1.OpenSearchConfig{Addresses: []string{"localhost:9200"}}}
 	got := ValidateResourceRegistry(r).ToAggregate().Error()
@@ -147,5 +158,29 @@ func TestValidateResourceRegistry(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors %q lack %q", got, want)
 		}
+	}
+}
+
+func TestReadyConditionNamesMissingClusters(t *testing.T) {
+	r := &searchv1alpha1.ResourceRegistry{}
+	r.Spec.TargetCluster = policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member9"}}
+	r.Spec.ResourceSelectors = []searchv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}}
+	_, outcomes, _ := plan([]searchv1alpha1.ResourceRegistry{*r}, nil, nil)
+	c := readyCondition(r, outcomes[r.Name], nil)
+	if c.Reason != searchv1alpha1.ReasonNoCluster || !strings.Contains(c.Message, "No cluster is named member9") {
+		t.Errorf("a registry naming an unknown cluster: %s %q", c.Reason, c.Message)
+	}
+}
+
+func TestRegistryTable(t *testing.T) {
+	r := searchv1alpha1.ResourceRegistry{}
+	r.Name = "apps"
+	r.Status.Conditions = []metav1.Condition{{Type: searchv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: searchv1alpha1.ReasonCached}}
+	table, err := registryTable{}.ConvertToTable(context.Background(), &searchv1alpha1.ResourceRegistryList{Items: []searchv1alpha1.ResourceRegistry{r, {}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 2 || table.Rows[0].Cells[1] != "True" || table.Rows[0].Cells[2] != "Cached" || table.Rows[1].Cells[1] != "Unknown" {
+		t.Errorf("rows %v: want READY True/Cached, then Unknown before the first sync", table.Rows)
 	}
 }

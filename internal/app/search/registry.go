@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"net/url"
+	"regexp"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -23,7 +24,8 @@ import (
 // ValidateResourceRegistry returns what is wrong with a ResourceRegistry, as
 // Karmada's karmada-search refuses it: the name, spec.targetCluster (a
 // ClusterAffinity, checked as the scheduler compiles it), each selector's
-// apiVersion (a group/version), kind (required) and namespace (a namespace
+// apiVersion (a group/version whose version is a Kubernetes one: v1,
+// v1beta2), kind (required) and namespace (a namespace
 // name), and each OpenSearch address (an http or https URL with a host).
 func ValidateResourceRegistry(r *searchv1alpha1.ResourceRegistry) field.ErrorList {
 	errs := apimachineryvalidation.ValidateObjectMeta(&r.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -38,8 +40,11 @@ func ValidateResourceRegistry(r *searchv1alpha1.ResourceRegistry) field.ErrorLis
 		p := spec.Child("resourceSelectors").Index(i)
 		if s.APIVersion == "" {
 			errs = append(errs, field.Required(p.Child("apiVersion"), `for example "apps/v1" or "v1"`))
-		} else if _, err := schema.ParseGroupVersion(s.APIVersion); err != nil {
+		} else if gv, err := schema.ParseGroupVersion(s.APIVersion); err != nil {
 			errs = append(errs, field.Invalid(p.Child("apiVersion"), s.APIVersion, err.Error()))
+		} else if !kubeVersion.MatchString(gv.Version) {
+			errs = append(errs, field.Invalid(p.Child("apiVersion"), s.APIVersion,
+				`must be group/version, as in a manifest: "apps/v1", or "v1" for the core group`))
 		}
 		if s.Kind == "" {
 			errs = append(errs, field.Required(p.Child("kind"), `for example "Deployment"`))
@@ -61,6 +66,9 @@ func ValidateResourceRegistry(r *searchv1alpha1.ResourceRegistry) field.ErrorLis
 	}
 	return errs
 }
+
+// kubeVersion is the shape of a Kubernetes API version: v1, v2beta1, v1alpha3.
+var kubeVersion = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
 
 // registryStrategy is how ResourceRegistries are created, updated and deleted:
 // cluster-scoped, spec and status written separately (the status subresource),
@@ -138,7 +146,7 @@ func newRegistryStorage(opts generic.RESTOptionsGetter) (*registryStorage, error
 		UpdateStrategy:            strategy,
 		DeleteStrategy:            strategy,
 		ResetFieldsStrategy:       strategy,
-		TableConvertor:            rest.NewDefaultTableConvertor(searchv1alpha1.Resource(searchv1alpha1.ResourcePluralResourceRegistry)),
+		TableConvertor:            registryTable{},
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: opts}); err != nil {
 		return nil, err

@@ -70,6 +70,7 @@ func (s *fleetStore) view(ctx context.Context) (*view, error) {
 		return nil, err
 	}
 	addWarnings(ctx, v.skipped)
+	addWarnings(ctx, v.uncovered(genericrequest.NamespaceValue(ctx)))
 	return v, nil
 }
 

@@ -2,12 +2,15 @@ package search
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	// The built-in kinds, so that cached objects convert to what kube's
@@ -24,6 +27,8 @@ import (
 	"k8s.io/kubernetes/pkg/printers"
 	printersinternal "k8s.io/kubernetes/pkg/printers/internalversion"
 	printerstorage "k8s.io/kubernetes/pkg/printers/storage"
+
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
 )
 
 // kubeTables prints built-in kinds as the Kubernetes API server does (the
@@ -32,7 +37,8 @@ var kubeTables = printerstorage.TableConvertor{TableGenerator: printers.NewTable
 
 // tableConvertor answers kubectl's table requests for cached objects: the
 // API server's own columns for built-in kinds, name and age for the others.
-// Each row carries the cached object (with its cluster annotation).
+// Each row carries the cached object (with its cluster annotation), and a
+// last column, CLUSTER, names the member it came from.
 type tableConvertor struct {
 	fallback rest.TableConvertor
 }
@@ -58,12 +64,30 @@ func (t tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object, 
 	}
 	table, err := t.kubeTable(ctx, gvk, items, opts)
 	if err != nil || table == nil {
-		return t.fallback.ConvertToTable(ctx, obj, opts)
+		if table, err = t.fallback.ConvertToTable(ctx, obj, opts); err != nil {
+			return nil, err
+		}
 	}
+	addClusterColumn(table, items)
 	if l, err := meta.ListAccessor(obj); err == nil {
 		table.ResourceVersion, table.Continue = l.GetResourceVersion(), l.GetContinue()
 	}
 	return table, nil
+}
+
+// addClusterColumn appends the CLUSTER column, one cell per row from its
+// item's cached-from-cluster annotation (rows follow items, one each).
+func addClusterColumn(table *metav1.Table, items []*unstructured.Unstructured) {
+	table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{
+		Name: "Cluster", Type: "string", Description: "The member cluster the object is cached from (" + CachedFromClusterAnnotation + ").",
+	})
+	for i := range table.Rows {
+		cluster := ""
+		if i < len(items) {
+			cluster = items[i].GetAnnotations()[CachedFromClusterAnnotation]
+		}
+		table.Rows[i].Cells = append(table.Rows[i].Cells, cluster)
+	}
 }
 
 // kubeTable prints items with kube's printers, or returns nil when their kind
@@ -116,6 +140,51 @@ func (t tableConvertor) kubeTable(ctx context.Context, gvk schema.GroupVersionKi
 			row.Object = runtime.RawExtension{Object: u}
 			table.Rows = append(table.Rows, row)
 		}
+	}
+	return table, nil
+}
+
+// registryTable prints ResourceRegistries for kubectl get: NAME, READY (the
+// Ready condition's status, Unknown before the first sync), REASON and AGE.
+type registryTable struct{}
+
+func (registryTable) ConvertToTable(_ context.Context, obj runtime.Object, _ runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: "The ResourceRegistry's name."},
+		{Name: "Ready", Type: "string", Description: "Whether every selected cluster's cache of every kind is synced (the Ready condition)."},
+		{Name: "Reason", Type: "string", Description: "The Ready condition's reason."},
+		{Name: "Age", Type: "string", Description: "Time since the ResourceRegistry was created."},
+	}}
+	add := func(o runtime.Object) error {
+		r, ok := o.(*searchv1alpha1.ResourceRegistry)
+		if !ok {
+			return fmt.Errorf("a %T in a list of ResourceRegistries", o)
+		}
+		ready, reason := string(metav1.ConditionUnknown), ""
+		if c := meta.FindStatusCondition(r.Status.Conditions, searchv1alpha1.ConditionReady); c != nil {
+			ready, reason = string(c.Status), c.Reason
+		}
+		age := "<unknown>"
+		if !r.CreationTimestamp.IsZero() {
+			age = duration.HumanDuration(time.Since(r.CreationTimestamp.Time))
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: []any{r.Name, ready, reason, age}, Object: runtime.RawExtension{Object: r}})
+		return nil
+	}
+	if meta.IsListType(obj) {
+		if err := meta.EachListItem(obj, add); err != nil {
+			return nil, err
+		}
+		if l, err := meta.ListAccessor(obj); err == nil {
+			table.ResourceVersion, table.Continue, table.RemainingItemCount = l.GetResourceVersion(), l.GetContinue(), l.GetRemainingItemCount()
+		}
+		return table, nil
+	}
+	if err := add(obj); err != nil {
+		return nil, err
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		table.ResourceVersion = m.GetResourceVersion()
 	}
 	return table, nil
 }
