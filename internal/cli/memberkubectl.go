@@ -11,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubectl/pkg/cmd/attach"
@@ -26,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/member/proxy"
 )
@@ -33,9 +36,6 @@ import (
 // fleetProxyPath is karmada-search's proxy on the control plane (flotilla
 // search): it sends a request on an object to the member that holds it.
 const fleetProxyPath = "/apis/search.karmada.io/v1alpha1/proxying/karmada/proxy"
-
-// searchCachePath is karmada-search's cache on the control plane.
-const searchCachePath = "/apis/search.karmada.io/v1alpha1/search/cache"
 
 // memberGetter is kubectl's RESTClientGetter aimed at a member: with
 // --cluster, the Cluster proxy of that cluster; without, the fleet proxy,
@@ -153,14 +153,19 @@ must cache its kind (and, for a workload, its pods).`
 	return cmd
 }
 
-// podsCached asks flotilla search's cache for one pod. Errors: search is not
-// installed, or no ResourceRegistry caches pods; the message says what to do.
+// podsCached checks that a ResourceRegistry caches pods in the command's
+// namespace. Errors: flotilla search is not installed, or no registry
+// caches them; the message says what to do.
 func podsCached(ctx context.Context, flags *genericclioptions.ConfigFlags, command string) error {
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -169,16 +174,24 @@ func podsCached(ctx context.Context, flags *genericclioptions.ConfigFlags, comma
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err = cs.Discovery().RESTClient().Get().AbsPath(searchCachePath, "api/v1/pods").Param("limit", "1").Do(ctx).Error()
-	if err == nil {
-		return nil
+	regs, err := c.Resource(searchv1alpha1.SchemeGroupVersion.WithResource(searchv1alpha1.ResourcePluralResourceRegistry)).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return fmt.Errorf("without -C, flotilla %s finds the pod through flotilla search, which this control plane does not serve: name the member cluster with -C", command)
 	}
-	why := err.Error()
-	if apierrors.IsNotFound(err) && !strings.Contains(why, "not cached") {
-		why = "the control plane does not serve search.karmada.io (is flotilla search installed?)"
+	if err != nil {
+		return fmt.Errorf("list ResourceRegistries: %w", err)
 	}
-	return fmt.Errorf("without -C, flotilla %s finds the pod through flotilla search's cache, and cannot: %s.\n"+
-		"Name the member cluster with -C, or cache pods with a ResourceRegistry (apiVersion: v1, kind: Pod)", command, why)
+	for _, r := range regs.Items {
+		sels, _, _ := unstructured.NestedSlice(r.Object, "spec", "resourceSelectors")
+		for _, s := range sels {
+			m, _ := s.(map[string]any)
+			if m["apiVersion"] == "v1" && m["kind"] == "Pod" && (m["namespace"] == nil || m["namespace"] == "" || m["namespace"] == ns) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("without -C, flotilla %s finds the pod through flotilla search's cache, and no ResourceRegistry caches pods in namespace %s.\n"+
+		"Name the member cluster with -C, or cache them: a ResourceRegistry with the resourceSelector {apiVersion: v1, kind: Pod, namespace: %s}", command, ns, ns)
 }
 
 func newLogsCommand() *cobra.Command {

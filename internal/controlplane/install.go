@@ -44,9 +44,9 @@ const FieldManager = "flotilla-install"
 // out of cluster).
 var Components = []string{"controller-manager", "scheduler", "webhook", "metrics-adapter"}
 
-// SearchComponent is `flotilla search`: install writes its RBAC as for
-// Components, but the Helm chart does not deploy it (yet), so it is not one
-// of them.
+// SearchComponent is `flotilla search` (karmada-search): install writes its
+// RBAC as for Components, and the Helm chart deploys it (search.enabled)
+// with a kubeconfig for its user, but it is listed apart from Components.
 const SearchComponent = "search"
 
 // Webhook paths `flotilla webhook` serves, one per admission plugin.
@@ -333,6 +333,8 @@ func componentRBAC() []client.Object {
 			{APIGroups: []string{"flowcontrol.apiserver.k8s.io"}, Resources: []string{"prioritylevelconfigurations", "flowschemas"}, Verbs: read},
 			{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"*"}, Verbs: read},
 			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: read},
+			// The replica holding the Lease writes the registries' status.
+			leases,
 		},
 	}
 	var out []client.Object

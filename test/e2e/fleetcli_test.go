@@ -27,11 +27,11 @@ func TestFleetCommands(t *testing.T) {
 		}
 		return out
 	}
-	s.kubectl("", "create", "namespace", "fleetcli")
 	dir := t.TempDir()
 	web := filepath.Join(dir, "web.yaml")
 	cm := filepath.Join(dir, "cm.yaml")
-	if err := os.WriteFile(web, []byte(deploymentYAML("fleetcli", "web", 1, "nginx")), 0o600); err != nil {
+	// A Namespace applied with the workload gets no policy of its own.
+	if err := os.WriteFile(web, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: fleetcli}\n---\n"+deploymentYAML("fleetcli", "web", 1, "nginx")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(cm, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: only-one, namespace: fleetcli}\ndata: {k: v}\n"), 0o600); err != nil {
@@ -42,6 +42,16 @@ func TestFleetCommands(t *testing.T) {
 	}
 	for _, m := range []string{"member1", "member2", "member3"} {
 		s.waitFor(t, "1", m, "deploy", "web", "-n", "fleetcli", "-o", "jsonpath={.status.readyReplicas}")
+	}
+	if got := s.get("", "clusterpropagationpolicy", "fleetcli-namespace", "-o", "name"); got != "" {
+		t.Errorf("apply --all-clusters wrote a policy for the Namespace: %s", got)
+	}
+	// A cluster that is not joined: nothing is applied.
+	if out, ok := s.flotillaCmd(withKC([]string{"apply", "-f", cm, "-C", "member1,member9"})...); ok || !strings.Contains(out, "cluster member9 not joined; joined clusters: member1, member2, member3") {
+		t.Errorf("apply -C member1,member9: ok=%v %s", ok, out)
+	}
+	if got := s.get("", "configmap", "only-one", "-n", "fleetcli", "-o", "name"); got != "" {
+		t.Errorf("apply -C with an unknown cluster applied the object: %q", got)
 	}
 	run("apply", "-f", cm, "-C", "member1")
 	s.waitFor(t, "v", "member1", "configmap", "only-one", "-n", "fleetcli", "-o", "jsonpath={.data.k}")
@@ -63,6 +73,16 @@ func TestFleetCommands(t *testing.T) {
 	if out, ok := s.flotillaCmd(withKC([]string{"logs", "-C", "nosuch", "deploy/web", "-n", "fleetcli"})...); ok || !strings.Contains(out, `cluster "nosuch" not found; joined clusters: member1, member2, member3`) {
 		t.Errorf("logs -C nosuch: ok=%v %s", ok, out)
 	}
+
+	if out, ok := s.flotillaCmd(withKC([]string{"logs", "-C", "member1,member2", "deploy/web", "-n", "fleetcli"})...); ok || !strings.Contains(out, "names one member cluster") {
+		t.Errorf("logs -C member1,member2: ok=%v %s", ok, out)
+	}
+	// Without -C before any registry caches the pods: said at once.
+	start := time.Now()
+	if out, ok := s.flotillaCmd(withKC([]string{"logs", "deploy/web", "-n", "fleetcli"})...); ok || !strings.Contains(out, "no ResourceRegistry caches pods in namespace fleetcli") {
+		t.Errorf("logs without -C, pods not cached: ok=%v %s", ok, out)
+	}
+	t.Logf("logs without -C, pods not cached: answered in %s", time.Since(start).Round(time.Millisecond))
 
 	// Without -C: the fleet proxy, once the kinds are cached.
 	s.mustApply(t, "", `apiVersion: search.karmada.io/v1alpha1
@@ -86,7 +106,12 @@ spec:
 	if !strings.Contains(out, "WORKLOAD") || !strings.Contains(out, "deployment/web") || !strings.Contains(out, "Successful") {
 		t.Errorf("rebalance: %s", out)
 	}
-	if out, ok := s.flotillaCmd(withKC([]string{"rebalance", "deployment/nosuch", "-n", "fleetcli"})...); ok || !strings.Contains(out, "ReferencedBindingNotFound") {
-		t.Errorf("rebalance of a workload nothing propagates: ok=%v %s", ok, out)
+	// Results follow the order the workloads were named.
+	out, ok := s.flotillaCmd(withKC([]string{"rebalance", "deployment/nosuch", "deployment/web", "-n", "fleetcli"})...)
+	if ok || !strings.Contains(out, "ReferencedBindingNotFound") || strings.Index(out, "deployment/nosuch") > strings.Index(out, "deployment/web") {
+		t.Errorf("rebalance of a workload nothing propagates, then web: ok=%v %s", ok, out)
+	}
+	if out, ok := s.flotillaCmd(withKC([]string{"rebalance", "deploymnet/web", "-n", "fleetcli"})...); ok || !strings.Contains(out, `serves no resource type "deploymnet"`) {
+		t.Errorf("rebalance of a misspelt type: ok=%v %s", ok, out)
 	}
 }

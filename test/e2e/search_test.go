@@ -89,6 +89,9 @@ spec:
 		}
 	}
 	s.waitFor(t, "True/Cached", "", "resourceregistry", "workloads", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`)
+	if out := s.kubectl("", "get", "resourceregistry", "workloads"); !strings.Contains(out, "READY") || !strings.Contains(out, "Cached") {
+		t.Errorf("kubectl get resourceregistry prints READY and REASON: %s", out)
+	}
 
 	const base = "/apis/search.karmada.io/v1alpha1/search/cache"
 	list := func(path string) cacheList {
@@ -180,6 +183,31 @@ spec:
 	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "spec.resourceSelectors[0].kind: Required value") || !strings.Contains(string(out), "spec.resourceSelectors[0].apiVersion: Invalid value") {
 		t.Errorf("an invalid registry: err=%v, %s", err, out)
 	}
+	// A group without its version is refused, not taken for a version of
+	// the core group.
+	bad = exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "apply", "-f", "-")
+	bad.Stdin = strings.NewReader(`apiVersion: search.karmada.io/v1alpha1
+kind: ResourceRegistry
+metadata: {name: invalid}
+spec:
+  targetCluster: {}
+  resourceSelectors: [{apiVersion: apps, kind: Deployment}]
+`)
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "must be group/version") {
+		t.Errorf("apiVersion apps: err=%v, %s", err, out)
+	}
+	// A cluster name that no Cluster has is named in the condition.
+	s.mustApply(t, "", `apiVersion: search.karmada.io/v1alpha1
+kind: ResourceRegistry
+metadata: {name: elsewhere}
+spec:
+  targetCluster: {clusterNames: [member9]}
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+`)
+	s.waitFor(t, "False/NoClusterSelected", "", "resourceregistry", "elsewhere", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`)
+	if msg := s.get("", "resourceregistry", "elsewhere", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`); !strings.Contains(msg, "No cluster is named member9") {
+		t.Errorf("a registry naming an unknown cluster: %q", msg)
+	}
 
 	s.checkFleetProxy(t)
 
@@ -245,8 +273,12 @@ func (s *stack) checkFleetProxy(t *testing.T) {
 	if len(pods) != 3 || len(pods["member2"]) != 2 {
 		t.Fatalf("kubectl get pods -A through the proxy: %v, want two pods in each of the 3 members", pods)
 	}
-	if out := mustProxy("get", "pods", "-n", "searched"); !strings.Contains(out, "READY") || !strings.Contains(out, "Running") {
-		t.Errorf("kubectl get pods prints the API server's pod columns: %s", out)
+	if out := mustProxy("get", "pods", "-n", "searched"); !strings.Contains(out, "READY") || !strings.Contains(out, "Running") || !strings.Contains(out, "CLUSTER") || !strings.Contains(out, "member2") {
+		t.Errorf("kubectl get pods prints the API server's pod columns, then CLUSTER: %s", out)
+	}
+	// Pods are cached in namespace searched only: elsewhere the answer says so.
+	if out := mustProxy("get", "pods", "-n", "default"); !strings.Contains(out, "Warning: pods in namespace default are not cached from member1, member2, member3") {
+		t.Errorf("kubectl get pods in a namespace no registry caches: %s", out)
 	}
 	// A watch sees pods that appear after it starts.
 	watch := exec.Command("kubectl", "--kubeconfig", kc, "--context", ctx, "--server", proxyURL, "get", "pods", "-n", "searched", "-w", "--request-timeout=0")

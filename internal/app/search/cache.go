@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -88,7 +87,8 @@ type registryOutcome struct {
 // Sync makes the caches match the ResourceRegistries over the given clusters:
 // it starts an informer for each (cluster, kind) some registry selects, with
 // the member's discovery resolving the kind, and stops the others. It returns
-// each registry's Ready condition. Objects are cached without managedFields.
+// each registry's Ready condition. Objects are cached compact, without
+// managedFields (see cachedObject).
 func (c *Cache) Sync(ctx context.Context, regs []searchv1alpha1.ResourceRegistry, clusters []clusterv1alpha1.Cluster, members func(*clusterv1alpha1.Cluster) (*registry.Member, error)) map[string]metav1.Condition {
 	wants, outcomes, notReady := plan(regs, clusters, members)
 
@@ -245,7 +245,7 @@ func startMemberCache(k cacheKey, w *want) *memberCache {
 	ns, allowed := informerNamespaces(w.namespaces)
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(w.member.Dynamic, 0, ns, nil)
 	inf := factory.ForResource(k.gvr).Informer()
-	_ = inf.SetTransform(stripForCache)
+	_ = inf.SetTransform(compactFor(k.cluster))
 	mc := &memberCache{cluster: k.cluster, gvr: k.gvr, gvk: w.gvk, namespaced: w.namespaced, namespace: ns, allowed: allowed,
 		member: w.member, informer: inf, stop: make(chan struct{})}
 	mc.history = newHistory(mc)
@@ -257,15 +257,6 @@ func startMemberCache(k cacheKey, w *want) *memberCache {
 		}
 	}()
 	return mc
-}
-
-// stripForCache drops what a cached object never needs: managedFields (a
-// large share of most objects, and hidden by kubectl by default).
-func stripForCache(obj any) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
-	}
-	return obj, nil
 }
 
 func readyCondition(reg *searchv1alpha1.ResourceRegistry, out *registryOutcome, caches map[cacheKey]*memberCache) metav1.Condition {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync/atomic"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -29,10 +32,46 @@ import (
 // Clusters, and writes each registry's Ready condition. Every change of
 // either (and a resync every 30 s) re-reads everything: there are few
 // registries and few clusters, and one pass decides the whole set of caches.
+//
+// Every replica keeps its own caches, but only the one holding the Lease
+// karmada-system/flotilla-search writes the registries' status, so that
+// replicas whose caches fill at different speeds do not flip a condition
+// back and forth.
 type controller struct {
 	cache   *Cache
 	reader  client.Reader
 	members *registry.Registry
+	// lease is the status writers' lock; nil writes always (one replica).
+	lease   resourcelock.Interface
+	leading atomic.Bool
+}
+
+// StatusLeaseName is the Lease in karmada-system whose holder writes the
+// ResourceRegistries' status.
+const StatusLeaseName = "flotilla-search"
+
+// elect takes part in the election for the status Lease until ctx ends;
+// wake is called when this replica starts to lead.
+func (c *controller) elect(ctx context.Context, wake func()) {
+	if c.lease == nil {
+		c.leading.Store(true)
+		return
+	}
+	log := klog.FromContext(ctx)
+	for ctx.Err() == nil {
+		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+			Lock: c.lease, ReleaseOnCancel: true, Name: StatusLeaseName,
+			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(context.Context) {
+					log.Info("Writing the ResourceRegistries' status", "lease", metav1.NamespaceSystem+"/"+StatusLeaseName)
+					c.leading.Store(true)
+					wake()
+				},
+				OnStoppedLeading: func() { c.leading.Store(false) },
+			},
+		})
+	}
 }
 
 var registriesGVR = searchv1alpha1.SchemeGroupVersion.WithResource(searchv1alpha1.ResourcePluralResourceRegistry)
@@ -92,6 +131,7 @@ func (c *controller) run(ctx context.Context, cp crcache.Cache, loopback *rest.C
 		}
 	}()
 	go func() { <-ctx.Done(); queue.ShutDown() }()
+	go c.elect(ctx, func() { queue.Add(syncKey) })
 	queue.Add(syncKey)
 	for {
 		key, shutdown := queue.Get()
@@ -150,6 +190,9 @@ func (c *controller) sync(ctx context.Context, store toolscache.Store, dyn dynam
 		return c.members.ForCluster(ctx, cl)
 	})
 	var firstErr error
+	if !c.leading.Load() {
+		return again, nil
+	}
 	for i := range regs {
 		reg := &regs[i]
 		cond := conds[reg.Name]

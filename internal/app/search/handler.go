@@ -104,6 +104,11 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 	} else {
 		var lq *listQuery
 		if lq, err = parseListQuery(native.Namespace, req.URL.Query()); err == nil {
+			if wantsJSON(req) {
+				// The cached JSON as it is, no decoding: the common case.
+				responsewriters.SerializeObject(runtime.ContentTypeJSON, rawListEncoder{}, w, req, http.StatusOK, newRawList(v, v.collect(lq)))
+				return
+			}
 			out = v.list(lq)
 		}
 	}
@@ -127,33 +132,6 @@ func addWarnings(ctx context.Context, msgs []string) {
 
 func writeError(w http.ResponseWriter, req *http.Request, err error) {
 	responsewriters.ErrorNegotiated(err, codecs, schema.GroupVersion{Group: searchv1alpha1.GroupName, Version: "v1alpha1"}, w, req)
-}
-
-// annotated returns a cached object with the cluster it came from in its
-// annotations. The copy is shallow: the top level, metadata and annotations
-// are new maps, everything else is shared with the cache, which nothing
-// writes to (a deep copy of each of 10,000 objects made a list several times
-// slower).
-func annotated(mc *memberCache, obj any) map[string]any {
-	src := obj.(*unstructured.Unstructured).Object
-	out := make(map[string]any, len(src))
-	for k, v := range src {
-		out[k] = v
-	}
-	md, _ := src["metadata"].(map[string]any)
-	meta := make(map[string]any, len(md)+1)
-	for k, v := range md {
-		meta[k] = v
-	}
-	old, _ := md["annotations"].(map[string]any)
-	ann := make(map[string]any, len(old)+1)
-	for k, v := range old {
-		ann[k] = v
-	}
-	ann[CachedFromClusterAnnotation] = mc.cluster
-	meta["annotations"] = ann
-	out["metadata"] = meta
-	return out
 }
 
 // get returns the object of that name from the first cluster (by name) that
@@ -194,7 +172,7 @@ func (v *view) uncovered(namespace string) []string {
 
 // find returns the first member cache (by cluster name) that holds the
 // object, and the object; nil when none does.
-func (v *view) find(namespace, name string) (*memberCache, any) {
+func (v *view) find(namespace, name string) (*memberCache, *cachedObject) {
 	key := name
 	if namespace != "" {
 		key = namespace + "/" + name
@@ -204,7 +182,9 @@ func (v *view) find(namespace, name string) (*memberCache, any) {
 			continue
 		}
 		if obj, ok, _ := mc.informer.GetStore().GetByKey(key); ok {
-			return mc, obj
+			if o, ok := obj.(*cachedObject); ok {
+				return mc, o
+			}
 		}
 	}
 	return nil, nil
@@ -263,27 +243,49 @@ func decodeContinue(c string) (*listContinue, error) {
 	return from, nil
 }
 
-// matches says whether a cached object of mc is in the query's answer.
-func (lq *listQuery) matches(mc *memberCache, u *unstructured.Unstructured) bool {
-	if lq.namespace != "" && u.GetNamespace() != lq.namespace {
-		return false
+// matches says whether a cached object of mc is in the query's answer. It
+// returns the object decoded when a field selector needed it, else nil.
+func (lq *listQuery) matches(mc *memberCache, o *cachedObject) (bool, map[string]any) {
+	if lq.namespace != "" && o.Namespace != lq.namespace {
+		return false, nil
 	}
-	if mc.allowed != nil && !mc.allowed.Has(u.GetNamespace()) {
-		return false
+	if mc.allowed != nil && !mc.allowed.Has(o.Namespace) {
+		return false, nil
 	}
-	return (lq.labels == nil || lq.labels.Matches(labels.Set(u.GetLabels()))) &&
-		(lq.fields == nil || lq.fields.Matches(fieldsOf{u}))
+	if lq.labels != nil && !lq.labels.Matches(labels.Set(o.Labels)) {
+		return false, nil
+	}
+	if lq.fields == nil || lq.fields.Empty() {
+		return true, nil
+	}
+	f := &fieldsOf{o: o}
+	return lq.fields.Matches(f), f.decoded
 }
 
-// list answers a list: items of every cluster in (cluster, namespace, name)
-// order, filtered by namespace and the label and field selectors, cut by
-// limit, with a continue token. Its resourceVersion is Karmada's multi-cluster
-// form: base64url (no padding) of {"<cluster>":"<resourceVersion>",...}.
-func (v *view) list(lq *listQuery) *unstructured.UnstructuredList {
+// listed is one item of a list: the cached object, its cache, and the
+// object decoded if a field selector needed it.
+type listed struct {
+	mc      *memberCache
+	o       *cachedObject
+	decoded map[string]any
+}
+
+// listResult is what a list found: the items in order, the multi-cluster
+// resourceVersion and the continue token ("" on the last page).
+type listResult struct {
+	items           []listed
+	resourceVersion string
+	continueToken   string
+}
+
+// collect answers a list: items of every cluster in (cluster, namespace,
+// name) order, filtered by namespace and the label and field selectors, cut
+// by limit, with a continue token. Its resourceVersion is Karmada's
+// multi-cluster form: base64url (no padding) of
+// {"<cluster>":"<resourceVersion>",...}.
+func (v *view) collect(lq *listQuery) listResult {
 	rvs := map[string]string{}
-	out := &unstructured.UnstructuredList{Object: map[string]any{}}
-	out.SetAPIVersion(v.gvk.GroupVersion().String())
-	out.SetKind(v.gvk.Kind + "List")
+	var out listResult
 	var next *listContinue
 	var last listContinue // the last item taken
 	from := lq.from
@@ -299,21 +301,44 @@ func (v *view) list(lq *listQuery) *unstructured.UnstructuredList {
 				continue
 			}
 			obj, ok, _ := mc.informer.GetStore().GetByKey(k)
-			if !ok || !lq.matches(mc, obj.(*unstructured.Unstructured)) {
+			o, isCached := obj.(*cachedObject)
+			if !ok || !isCached {
 				continue
 			}
-			if lq.limit > 0 && int64(len(out.Items)) == lq.limit {
+			match, decoded := lq.matches(mc, o)
+			if !match {
+				continue
+			}
+			if lq.limit > 0 && int64(len(out.items)) == lq.limit {
 				next = &last
 				break
 			}
-			out.Items = append(out.Items, unstructured.Unstructured{Object: annotated(mc, obj)})
+			out.items = append(out.items, listed{mc: mc, o: o, decoded: decoded})
 			last = listContinue{Cluster: mc.cluster, Key: k}
 		}
 	}
-	out.SetResourceVersion(multiClusterVersion(rvs))
+	out.resourceVersion = multiClusterVersion(rvs)
 	if next != nil {
 		data, _ := json.Marshal(next)
-		out.SetContinue(base64.RawURLEncoding.EncodeToString(data))
+		out.continueToken = base64.RawURLEncoding.EncodeToString(data)
+	}
+	return out
+}
+
+// list is collect's answer decoded: a <Kind>List of the items, each
+// annotated with its cluster.
+func (v *view) list(lq *listQuery) *unstructured.UnstructuredList {
+	r := v.collect(lq)
+	out := &unstructured.UnstructuredList{Object: map[string]any{}}
+	out.SetAPIVersion(v.gvk.GroupVersion().String())
+	out.SetKind(v.gvk.Kind + "List")
+	out.Items = make([]unstructured.Unstructured, 0, len(r.items))
+	for _, it := range r.items {
+		out.Items = append(out.Items, unstructured.Unstructured{Object: annotatedOr(it.mc, it.o, it.decoded)})
+	}
+	out.SetResourceVersion(r.resourceVersion)
+	if r.continueToken != "" {
+		out.SetContinue(r.continueToken)
 	}
 	return out
 }
@@ -325,34 +350,3 @@ func multiClusterVersion(rvs map[string]string) string {
 	data, _ := json.Marshal(rvs) // maps marshal with sorted keys
 	return base64.RawURLEncoding.EncodeToString(data)
 }
-
-// fieldsOf lets a field selector read any field of an object by its dotted
-// path (metadata.name, spec.nodeName, status.phase, ...), as a string.
-type fieldsOf struct{ u *unstructured.Unstructured }
-
-func (f fieldsOf) Has(field string) bool {
-	_, ok := f.lookup(field)
-	return ok
-}
-
-func (f fieldsOf) Get(field string) string {
-	s, _ := f.lookup(field)
-	return s
-}
-
-func (f fieldsOf) lookup(field string) (string, bool) {
-	v, ok, err := unstructured.NestedFieldNoCopy(f.u.Object, strings.Split(field, ".")...)
-	if !ok || err != nil {
-		return "", false
-	}
-	switch t := v.(type) {
-	case string:
-		return t, true
-	case map[string]any, []any:
-		return "", false
-	default:
-		return fmt.Sprint(t), true
-	}
-}
-
-var _ fields.Fields = fieldsOf{}

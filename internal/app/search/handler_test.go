@@ -24,7 +24,11 @@ func fakeCache(t *testing.T, cluster string, allowed sets.Set[string], objs ...*
 	t.Helper()
 	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	for _, o := range objs {
-		if err := inf.GetStore().Add(o); err != nil {
+		c, err := compactFor(cluster)(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inf.GetStore().Add(c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,10 +3,12 @@
 // v1alpha1.search.karmada.io. It stores ResourceRegistries in etcd (as
 // karmada-search does, under --etcd-prefix), caches the kinds they name from
 // the member clusters they select (one informer per cluster and kind, objects
-// kept without managedFields), and answers
+// kept as compact JSON without managedFields), and answers
 // GET /apis/search.karmada.io/v1alpha1/search/cache/<Kubernetes path> from
 // those caches, each item annotated resource.karmada.io/cached-from-cluster.
-// A cluster that is not Ready is left out of answers with a warning.
+// A cluster that is not Ready is left out of answers with a warning. Every
+// replica caches and serves; the holder of a Lease writes the registries'
+// status.
 package search
 
 import (
@@ -14,12 +16,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericrequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -27,7 +32,9 @@ import (
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	openapicommon "k8s.io/kube-openapi/pkg/common"
 	openapispec "k8s.io/kube-openapi/pkg/validation/spec"
@@ -161,7 +168,17 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("install search.karmada.io: %w", err)
 	}
 
-	ctrl := &controller{cache: c, reader: cpCache, members: &registry.Registry{Reader: cpCache}}
+	cs, err := kubernetes.NewForConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	lease, err := resourcelock.New(resourcelock.LeasesResourceLock, metav1.NamespaceSystem, StatusLeaseName,
+		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		return err
+	}
+	ctrl := &controller{cache: c, reader: cpCache, members: &registry.Registry{Reader: cpCache}, lease: lease}
 	server.AddPostStartHookOrDie("search-cache-controller", func(hook genericapiserver.PostStartHookContext) error {
 		go func() {
 			if err := ctrl.run(hook, cpCache, hook.LoopbackClientConfig); err != nil {

@@ -175,7 +175,9 @@ func (w *fleetWatch) subscribe(mc *memberCache, since map[string]string, initial
 		rv, _ := strconv.ParseUint(mc.informer.LastSyncResourceVersion(), 10, 64)
 		w.setRV(mc.cluster, rv)
 		for _, obj := range mc.informer.GetStore().List() {
-			w.offer(mc, cachedEvent{typ: watch.Added, obj: obj.(*unstructured.Unstructured)})
+			if o, ok := obj.(*cachedObject); ok {
+				w.offer(mc, cachedEvent{typ: watch.Added, obj: o})
+			}
 		}
 	}
 	h.watchers[w] = struct{}{}
@@ -206,7 +208,8 @@ func (w *fleetWatch) multiVersion() string {
 // It never blocks: it runs under the member cache's history lock.
 func (w *fleetWatch) offer(mc *memberCache, ev cachedEvent) {
 	cluster := mc.cluster
-	if !w.query.matches(mc, ev.obj) {
+	match, decoded := w.query.matches(mc, ev.obj)
+	if !match {
 		return
 	}
 	w.mu.Lock()
@@ -218,7 +221,7 @@ func (w *fleetWatch) offer(mc *memberCache, ev cachedEvent) {
 		go w.Stop()
 		return
 	}
-	obj := &unstructured.Unstructured{Object: annotated(mc, ev.obj)}
+	obj := &unstructured.Unstructured{Object: annotatedOr(mc, ev.obj, decoded)}
 	obj.SetResourceVersion(w.multiVersion())
 	w.pending = append(w.pending, watch.Event{Type: ev.typ, Object: obj})
 	select {

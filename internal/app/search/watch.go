@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 )
@@ -19,7 +18,7 @@ const historySize = 4096
 // cachedEvent is one change of a member cache.
 type cachedEvent struct {
 	typ watch.EventType
-	obj *unstructured.Unstructured
+	obj *cachedObject
 	rv  uint64
 }
 
@@ -46,7 +45,7 @@ func (h *history) handler(inf toolscache.SharedIndexInformer) toolscache.Resourc
 		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		u, ok := obj.(*unstructured.Unstructured)
+		u, ok := obj.(*cachedObject)
 		if !ok {
 			return
 		}

@@ -1,6 +1,7 @@
 package helmchart_test
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -57,9 +58,11 @@ func render(t *testing.T, values map[string]any) *helmchart.Rendered {
 }
 
 // TestLint runs helm lint's checks: no errors and no warnings, with the
-// default values and with an external etcd.
+// default values, with an external etcd and without the optional servers.
 func TestLint(t *testing.T) {
-	for name, values := range map[string]map[string]any{"default values": nil, "external etcd": externalEtcd} {
+	for name, values := range map[string]map[string]any{"default values": nil, "external etcd": externalEtcd, "no webhook, metrics adapter or search": {
+		"webhook": map[string]any{"enabled": false}, "metricsAdapter": map[string]any{"enabled": false}, "search": map[string]any{"enabled": false},
+	}} {
 		t.Run(name, func(t *testing.T) {
 			for _, m := range helmchart.Lint(chartDir(t), ns, values) {
 				t.Errorf("helm lint: %s", m)
@@ -141,16 +144,60 @@ func flagValue(args []string, flag string) (string, bool) {
 	return "", false
 }
 
+// fileSources follows the files the pod's first container is given in flags
+// to the Secrets they are mounted from: flag to "secret/key", for the flags
+// that are set. A file outside every Secret mount is reported as an error.
+func fileSources(t *testing.T, pod corev1.PodTemplateSpec, flags ...string) map[string]string {
+	t.Helper()
+	c := pod.Spec.Containers[0]
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	out := map[string]string{}
+	for _, flag := range flags {
+		path, ok := flagValue(c.Args, flag)
+		if !ok {
+			continue
+		}
+		out[flag] = ""
+		for _, m := range c.VolumeMounts {
+			file, ok := strings.CutPrefix(path, m.MountPath+"/")
+			if !ok || volumes[m.Name].Secret == nil {
+				continue
+			}
+			secret := volumes[m.Name].Secret
+			key := file
+			if len(secret.Items) > 0 {
+				key = ""
+				for _, item := range secret.Items {
+					if item.Path == file {
+						key = item.Key
+					}
+				}
+			}
+			if key != "" {
+				out[flag] = secret.SecretName + "/" + key
+			}
+		}
+		if out[flag] == "" {
+			t.Errorf("container %s: %s=%s is in no mounted Secret", c.Name, flag, path)
+		}
+	}
+	return out
+}
+
 // TestRender renders the chart as `helm template` does and checks what it
 // deploys: the components and their replicas, the etcd StatefulSet only
 // without an external etcd, the disruption budgets, the Services, Secrets
 // and the install hook, and how every container runs.
 func TestRender(t *testing.T) {
 	deployments := []string{"flotilla-apiserver", "flotilla-controller-manager", "flotilla-kube-controller-manager",
-		"flotilla-metrics-adapter", "flotilla-scheduler", "flotilla-webhook"}
+		"flotilla-metrics-adapter", "flotilla-scheduler", "flotilla-search", "flotilla-webhook"}
 	secrets := []string{"flotilla-apiserver-certs", "flotilla-ca", "flotilla-controller-manager-kubeconfig",
 		"flotilla-kube-controller-manager-certs", "flotilla-kubeconfig", "flotilla-metrics-adapter-certs",
-		"flotilla-metrics-adapter-kubeconfig", "flotilla-scheduler-kubeconfig", "flotilla-webhook-certs", "flotilla-webhook-kubeconfig"}
+		"flotilla-metrics-adapter-kubeconfig", "flotilla-scheduler-kubeconfig", "flotilla-search-certs", "flotilla-search-kubeconfig",
+		"flotilla-webhook-certs", "flotilla-webhook-kubeconfig"}
 	for _, tc := range []struct {
 		name     string
 		values   map[string]any
@@ -159,10 +206,11 @@ func TestRender(t *testing.T) {
 		secrets  []string
 	}{
 		{name: "default values run a 3-member etcd", values: nil, etcd: true,
-			services: []string{"flotilla-apiserver", "flotilla-etcd", "flotilla-metrics-adapter", "flotilla-webhook"},
-			secrets:  slices.Sorted(slices.Values(append([]string{"flotilla-etcd-certs"}, secrets...)))},
+			services: []string{"flotilla-apiserver", "flotilla-etcd", "flotilla-metrics-adapter", "flotilla-search", "flotilla-webhook"},
+			// Search gets a client certificate of its own for the chart's etcd.
+			secrets: slices.Sorted(slices.Values(append([]string{"flotilla-etcd-certs", "flotilla-search-etcd-client"}, secrets...)))},
 		{name: "an external etcd runs none", values: externalEtcd,
-			services: []string{"flotilla-apiserver", "flotilla-metrics-adapter", "flotilla-webhook"}, secrets: secrets},
+			services: []string{"flotilla-apiserver", "flotilla-metrics-adapter", "flotilla-search", "flotilla-webhook"}, secrets: secrets},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := render(t, tc.values)
@@ -223,15 +271,33 @@ func TestRender(t *testing.T) {
 				checkPod(t, name, pod)
 			}
 
-			etcdServers, _ := flagValue(args(t, objs, "flotilla-apiserver"), "--etcd-servers")
+			// Search keeps ResourceRegistries in the etcd the API server
+			// uses, under the same prefix, with a client certificate of its
+			// own for the chart's etcd and the external one's Secret else.
 			want := "https://etcd-a.example.com:2379,https://etcd-b.example.com:2379"
+			wantSearchEtcd := map[string]string{
+				"--etcd-cafile": "my-etcd-client/ca.crt", "--etcd-certfile": "my-etcd-client/tls.crt", "--etcd-keyfile": "my-etcd-client/tls.key"}
+			wantPrefix, wantPrefixSet := "/registry", true
 			if tc.etcd {
 				want = "https://flotilla-etcd-0.flotilla-etcd.flotilla-system.svc.cluster.local:2379," +
 					"https://flotilla-etcd-1.flotilla-etcd.flotilla-system.svc.cluster.local:2379," +
 					"https://flotilla-etcd-2.flotilla-etcd.flotilla-system.svc.cluster.local:2379"
+				wantSearchEtcd = map[string]string{"--etcd-cafile": "flotilla-search-etcd-client/ca.crt",
+					"--etcd-certfile": "flotilla-search-etcd-client/tls.crt", "--etcd-keyfile": "flotilla-search-etcd-client/tls.key"}
+				wantPrefix, wantPrefixSet = "", false
 			}
-			if etcdServers != want {
-				t.Errorf("--etcd-servers=%s, want %s", etcdServers, want)
+			for _, name := range []string{"flotilla-apiserver", "flotilla-search"} {
+				a := args(t, objs, name)
+				if etcdServers, _ := flagValue(a, "--etcd-servers"); etcdServers != want {
+					t.Errorf("%s: --etcd-servers=%s, want %s", name, etcdServers, want)
+				}
+				if prefix, ok := flagValue(a, "--etcd-prefix"); prefix != wantPrefix || ok != wantPrefixSet {
+					t.Errorf("%s: --etcd-prefix=%q (set: %t), want %q (set: %t)", name, prefix, ok, wantPrefix, wantPrefixSet)
+				}
+			}
+			search := pods(t, objs)["Deployment/flotilla-search"]
+			if diff := cmp.Diff(wantSearchEtcd, fileSources(t, search, "--etcd-cafile", "--etcd-certfile", "--etcd-keyfile")); diff != "" {
+				t.Errorf("search's etcd client files, as Secret/key (-want +got):\n%s", diff)
 			}
 
 			if path := os.Getenv("FLOTILLA_CHART_RENDER"); path != "" && tc.values == nil {
@@ -284,8 +350,8 @@ func checkPod(t *testing.T, name string, pod corev1.PodTemplateSpec) {
 
 // TestComponents checks each component's command line: the health ports
 // the probes read, leader election, the controllers, the API server's
-// admission, and how the install Job registers the webhook and the metrics
-// adapter.
+// admission, the files the aggregated servers are given, and how the
+// install Job registers the webhook, the metrics adapter and search.
 func TestComponents(t *testing.T) {
 	objs := byKind(render(t, nil))
 	probes := map[string]struct {
@@ -299,6 +365,7 @@ func TestComponents(t *testing.T) {
 		"flotilla-scheduler":               {corev1.URISchemeHTTP, 10351, "/healthz", "/readyz", "--health-probe-bind-address", ":10351"},
 		"flotilla-webhook":                 {corev1.URISchemeHTTP, 8000, "/healthz", "/readyz", "--health-probe-bind-address", ":8000"},
 		"flotilla-metrics-adapter":         {corev1.URISchemeHTTPS, 8443, "/livez", "/readyz", "--secure-port", "8443"},
+		"flotilla-search":                  {corev1.URISchemeHTTPS, 8443, "/livez", "/readyz", "--secure-port", "8443"},
 		"flotilla-kube-controller-manager": {corev1.URISchemeHTTPS, 10257, "/healthz", "/healthz", "--secure-port", "10257"},
 	}
 	for name, want := range probes {
@@ -367,14 +434,65 @@ func TestComponents(t *testing.T) {
 		t.Errorf("webhook.enabled=false still deploys or registers the webhook")
 	}
 
+	// Each aggregated server reads its own kubeconfig and serving
+	// certificate; the install Job gives the control plane their CA.
+	for _, server := range []string{"metrics-adapter", "search"} {
+		d := "flotilla-" + server
+		if a := args(t, objs, d); a[0] != server {
+			t.Errorf("%s runs %q, want %s", d, a[0], server)
+		}
+		want := map[string]string{"--kubeconfig": d + "-kubeconfig/kubeconfig", "--tls-cert-file": d + "-certs/tls.crt", "--tls-private-key-file": d + "-certs/tls.key"}
+		if diff := cmp.Diff(want, fileSources(t, pods(t, objs)["Deployment/"+d], "--kubeconfig", "--tls-cert-file", "--tls-private-key-file")); diff != "" {
+			t.Errorf("%s's files, as Secret/key (-want +got):\n%s", d, diff)
+		}
+		flag := "--" + server + "-ca-bundle"
+		if diff := cmp.Diff(map[string]string{flag: d + "-certs/ca.crt"}, fileSources(t, pods(t, objs)["Job/flotilla-install"], flag)); diff != "" {
+			t.Errorf("install Job's %s, as Secret/key (-want +got):\n%s", flag, diff)
+		}
+	}
+
 	job := args(t, objs, "flotilla-install")
 	for _, flag := range []string{"install", "--kubeconfig=/etc/flotilla/kubeconfig/kubeconfig",
 		"--webhook-url=https://flotilla-webhook.flotilla-system.svc.cluster.local:443", "--webhook-ca-bundle=/etc/flotilla/webhook-certs/ca.crt",
 		"--metrics-adapter-service=karmada-system/flotilla-metrics-adapter:443",
 		"--metrics-adapter-external-name=flotilla-metrics-adapter.flotilla-system.svc.cluster.local",
-		"--metrics-adapter-ca-bundle=/etc/flotilla/metrics-adapter-certs/ca.crt"} {
+		"--metrics-adapter-ca-bundle=/etc/flotilla/metrics-adapter-certs/ca.crt",
+		"--search-service=karmada-system/flotilla-search:443",
+		"--search-external-name=flotilla-search.flotilla-system.svc.cluster.local",
+		"--search-ca-bundle=/etc/flotilla/search-certs/ca.crt"} {
 		if !slices.Contains(job, flag) {
 			t.Errorf("install Job lacks %s: %v", flag, job)
+		}
+	}
+
+	// An external etcd that takes no client certificate: search, like the
+	// API server, is given none, and mounts no etcd Secret.
+	plainEtcd := byKind(render(t, map[string]any{"etcd": map[string]any{"external": map[string]any{"endpoints": []any{"http://etcd.example.com:2379"}}}}))
+	if got := fileSources(t, pods(t, plainEtcd)["Deployment/flotilla-search"], "--etcd-cafile", "--etcd-certfile", "--etcd-keyfile"); len(got) > 0 {
+		t.Errorf("an external etcd without tlsSecretName: search is given etcd client files %v", got)
+	}
+	for _, v := range pods(t, plainEtcd)["Deployment/flotilla-search"].Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName != "flotilla-search-kubeconfig" && v.Secret.SecretName != "flotilla-search-certs" {
+			t.Errorf("an external etcd without tlsSecretName: search mounts the Secret %s", v.Secret.SecretName)
+		}
+	}
+
+	// search.enabled=false: nothing of search is deployed, issued or
+	// registered, and the install Job mounts none of its Secrets.
+	noSearch := byKind(render(t, map[string]any{"search": map[string]any{"enabled": false}}))
+	for kind, byName := range noSearch {
+		for name := range byName {
+			if strings.HasPrefix(name, "flotilla-search") {
+				t.Errorf("search.enabled=false still renders %s %s", kind, name)
+			}
+		}
+	}
+	if slices.ContainsFunc(args(t, noSearch, "flotilla-install"), func(a string) bool { return strings.HasPrefix(a, "--search") }) {
+		t.Errorf("search.enabled=false still registers search: %v", args(t, noSearch, "flotilla-install"))
+	}
+	for _, v := range pods(t, noSearch)["Job/flotilla-install"].Spec.Volumes {
+		if v.Secret != nil && strings.HasPrefix(v.Secret.SecretName, "flotilla-search") {
+			t.Errorf("search.enabled=false: the install Job still mounts %s", v.Secret.SecretName)
 		}
 	}
 }
@@ -408,8 +526,10 @@ func parseCert(t *testing.T, what string, data []byte) *x509.Certificate {
 
 // TestPKI checks that the generated certificates fit together: the serving
 // certificates verify, under the cluster CA, for the names their clients
-// dial; each component's kubeconfig is the user `flotilla install` binds;
-// the admin kubeconfig's token is a system:masters token of the API server.
+// dial; the etcd client certificates (the API server's, search's) verify
+// under the etcd CA; each component's kubeconfig is the user `flotilla
+// install` binds; the admin kubeconfig's token is a system:masters token of
+// the API server.
 func TestPKI(t *testing.T) {
 	objs := byKind(render(t, nil))
 	roots := x509.NewCertPool()
@@ -423,6 +543,9 @@ func TestPKI(t *testing.T) {
 		{"flotilla-webhook-certs", "tls.crt", "flotilla-webhook.flotilla-system.svc.cluster.local"},
 		// The control plane checks the adapter against its own ExternalName Service's name.
 		{"flotilla-metrics-adapter-certs", "tls.crt", "flotilla-metrics-adapter.karmada-system.svc"},
+		// Search too, and its own Service in the host cluster.
+		{"flotilla-search-certs", "tls.crt", "flotilla-search.karmada-system.svc"},
+		{"flotilla-search-certs", "tls.crt", "flotilla-search.flotilla-system.svc.cluster.local"},
 	} {
 		c := parseCert(t, tc.secret+"/"+tc.key, secretData(t, objs, tc.secret, tc.key))
 		if _, err := c.Verify(x509.VerifyOptions{DNSName: tc.host, Roots: roots}); err != nil {
@@ -439,8 +562,26 @@ func TestPKI(t *testing.T) {
 	if _, err := client.Verify(x509.VerifyOptions{Roots: etcdRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Errorf("the API server's etcd client certificate: %v", err)
 	}
+	searchClient := parseCert(t, "search's etcd client", secretData(t, objs, "flotilla-search-etcd-client", "tls.crt"))
+	if _, err := searchClient.Verify(x509.VerifyOptions{Roots: etcdRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("search's etcd client certificate: %v", err)
+	}
+	if searchClient.Equal(client) {
+		t.Errorf("search uses the API server's etcd client certificate; it gets its own")
+	}
+	// Search trusts etcd by the ca.crt beside its certificate.
+	if got, want := secretData(t, objs, "flotilla-search-etcd-client", "ca.crt"), secretData(t, objs, "flotilla-etcd-certs", "ca.crt"); string(got) != string(want) {
+		t.Errorf("flotilla-search-etcd-client ca.crt is not the etcd CA")
+	}
+	for _, secret := range []string{"flotilla-search-certs", "flotilla-search-etcd-client"} {
+		if _, err := tls.X509KeyPair(secretData(t, objs, secret, "tls.crt"), secretData(t, objs, secret, "tls.key")); err != nil {
+			t.Errorf("%s: tls.key does not go with tls.crt: %v", secret, err)
+		}
+	}
 
-	for _, component := range controlplane.Components {
+	// Search is not one of controlplane.Components, but gets its identity
+	// the same way.
+	for _, component := range append(slices.Clone(controlplane.Components), controlplane.SearchComponent) {
 		cfg, err := clientcmd.Load(secretData(t, objs, "flotilla-"+component+"-kubeconfig", "kubeconfig"))
 		if err != nil {
 			t.Fatal(err)
@@ -517,6 +658,12 @@ func TestUpgradeKeepsTheRootOfTrust(t *testing.T) {
 	c := parseCert(t, "apiserver", secretData(t, upgraded, "flotilla-apiserver-certs", "apiserver.crt"))
 	if _, err := c.Verify(x509.VerifyOptions{DNSName: "flotilla-apiserver.flotilla-system.svc", Roots: roots}); err != nil {
 		t.Errorf("the upgrade's API server certificate does not verify under the first install's CA: %v", err)
+	}
+	etcdRoots := x509.NewCertPool()
+	etcdRoots.AppendCertsFromPEM(secretData(t, first, "flotilla-ca", "etcd-ca.crt"))
+	searchClient := parseCert(t, "search's etcd client", secretData(t, upgraded, "flotilla-search-etcd-client", "tls.crt"))
+	if _, err := searchClient.Verify(x509.VerifyOptions{Roots: etcdRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("the upgrade's etcd client certificate of search does not verify under the first install's etcd CA: %v", err)
 	}
 	token := string(secretData(t, first, "flotilla-ca", "admin-token"))
 	if tokens := string(secretData(t, upgraded, "flotilla-apiserver-certs", "tokens.csv")); !strings.HasPrefix(tokens, token+",") {
