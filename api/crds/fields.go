@@ -154,7 +154,7 @@ var Fields = []FieldUse{
 	// Kinds served and stored, with no controller yet.
 	{Kinds: []string{"FederatedResourceQuota"}, Path: "spec", Subtree: true, ActedOnBy: "federatedResourceQuotaSync, federatedResourceQuotaStatus and federatedResourceQuotaEnforcement controllers, scheduler (FederatedQuotaEnforcement), FlotillaValidation admission"},
 	{Kinds: []string{"ClusterProfile"}, Path: "spec", Subtree: true, ActedOnBy: "clusterProfile controller (writes it, one per Cluster; the Cluster Inventory API's consumers read it)"},
-	{Kinds: []string{"Remedy"}, Path: "spec", Subtree: true, NotActing: "stored; no controller acts on Remedy yet"},
+	{Kinds: []string{"Remedy"}, Path: "spec", Subtree: true, ActedOnBy: "remedy controller (Cluster.status.remedyActions)"},
 }
 
 // NotActingMarkdown is the list of the fields that do not act, one

@@ -55,7 +55,7 @@ type DecisionMatch struct {
 type ClusterConditionRequirement struct {
 	// ConditionType is the cluster condition type, for example "ServiceDomainNameResolutionReady".
 	// +required
-	ConditionType string `json:"conditionType"`
+	ConditionType ConditionType `json:"conditionType"`
 
 	// Operator is Equal or NotEqual.
 	// +kubebuilder:validation:Enum=Equal;NotEqual
@@ -66,6 +66,26 @@ type ClusterConditionRequirement struct {
 	// +required
 	ConditionStatus string `json:"conditionStatus"`
 }
+
+// ConditionType is a Cluster condition type a Remedy matches on: Karmada's
+// ServiceDomainNameResolutionReady (written by the service name resolution
+// detector), or one of the conditions every Cluster carries (Ready,
+// CompleteAPIEnablements). Any other type is refused at admission: no
+// component writes it, so a Remedy naming it (a misspelling, most often)
+// would never match. The FlotillaValidation admission plugin checks it (a
+// CEL rule on a field of an unbounded list exceeds the API server's cost
+// budget).
+type ConditionType string
+
+// ConditionTypes are the condition types a Remedy may name.
+var ConditionTypes = []ConditionType{ServiceDomainNameResolutionReady, "Ready", "CompleteAPIEnablements"}
+
+const (
+	// ServiceDomainNameResolutionReady is the condition the service name
+	// resolution detector writes: whether the member resolves its service
+	// domain names.
+	ServiceDomainNameResolutionReady ConditionType = "ServiceDomainNameResolutionReady"
+)
 
 // ClusterConditionOperator is Equal or NotEqual.
 type ClusterConditionOperator string

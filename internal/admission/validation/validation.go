@@ -12,6 +12,7 @@
 // FederatedResourceQuotas,
 // the endpoints, proxy, topology values and taints of Clusters, the
 // rules, backends and TLS of MultiClusterIngresses (as an Ingress's), the
+// condition types of Remedies (those some component writes to a Cluster), the
 // Lua scripts of ResourceInterpreterCustomizations and the endpoints, names
 // and context versions of ResourceInterpreterWebhookConfigurations. These
 // are the checks of Karmada's validating webhooks and API server that CEL
@@ -49,6 +50,7 @@ import (
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	remedyv1alpha1 "github.com/flotilla-io/flotilla/api/remedy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/hpa"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
@@ -123,6 +125,11 @@ var Kinds = []Kind{
 		New: func() client.Object { return &networkingv1alpha1.MultiClusterIngress{} },
 		Check: func(o client.Object) field.ErrorList {
 			return validateMultiClusterIngress(o.(*networkingv1alpha1.MultiClusterIngress))
+		}},
+	{Resource: remedyv1alpha1.SchemeGroupVersion.WithResource("remedies").GroupResource(),
+		New: func() client.Object { return &remedyv1alpha1.Remedy{} },
+		Check: func(o client.Object) field.ErrorList {
+			return validateRemedy(o.(*remedyv1alpha1.Remedy))
 		}},
 	{Resource: configv1alpha1.SchemeGroupVersion.WithResource("resourceinterpretercustomizations").GroupResource(),
 		New: func() client.Object { return &configv1alpha1.ResourceInterpreterCustomization{} },

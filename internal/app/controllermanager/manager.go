@@ -53,6 +53,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/member/agentcsrapproving"
 	"github.com/flotilla-io/flotilla/internal/controller/member/cluster"
 	"github.com/flotilla-io/flotilla/internal/controller/member/clusterprofile"
+	"github.com/flotilla-io/flotilla/internal/controller/member/remedy"
 	"github.com/flotilla-io/flotilla/internal/controller/member/unifiedauth"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
@@ -93,7 +94,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
 	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName,
-	descheduler.ControllerName, unifiedauth.ControllerName, clusterprofile.ControllerName}
+	descheduler.ControllerName, unifiedauth.ControllerName, clusterprofile.ControllerName, remedy.ControllerName}
 
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
@@ -509,6 +510,9 @@ var builders = []builder{
 			}
 		}
 		return []setup{&clusterprofile.Reconciler{Client: s.client, Namespace: ns, Server: cfg.Host, CAData: ca, Clock: s.opts.Clock}}, nil
+	}},
+	{remedy.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&remedy.Reconciler{Client: s.client}}, nil
 	}},
 	{unifiedauth.ControllerName, func(s *shared) ([]setup, error) {
 		return []setup{&unifiedauth.Reconciler{Client: s.client, Events: s.events(unifiedauth.EventSource)}}, nil

@@ -25,6 +25,7 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
 
@@ -46,10 +47,6 @@ type controller struct {
 	leading atomic.Bool
 }
 
-// StatusLeaseName is the Lease in karmada-system whose holder writes the
-// ResourceRegistries' status.
-const StatusLeaseName = "flotilla-search"
-
 // elect takes part in the election for the status Lease until ctx ends;
 // wake is called when this replica starts to lead.
 func (c *controller) elect(ctx context.Context, wake func()) {
@@ -60,11 +57,11 @@ func (c *controller) elect(ctx context.Context, wake func()) {
 	log := klog.FromContext(ctx)
 	for ctx.Err() == nil {
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-			Lock: c.lease, ReleaseOnCancel: true, Name: StatusLeaseName,
+			Lock: c.lease, ReleaseOnCancel: true, Name: election.SearchLease,
 			LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(context.Context) {
-					log.Info("Writing the ResourceRegistries' status", "lease", metav1.NamespaceSystem+"/"+StatusLeaseName)
+					log.Info("Writing the ResourceRegistries' status", "lease", election.DefaultNamespace+"/"+election.SearchLease)
 					c.leading.Store(true)
 					wake()
 				},

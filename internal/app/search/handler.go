@@ -104,7 +104,7 @@ func (r *searchREST) serve(w http.ResponseWriter, req *http.Request, native *gen
 	} else {
 		var lq *listQuery
 		if lq, err = parseListQuery(native.Namespace, req.URL.Query()); err == nil {
-			if wantsJSON(req) {
+			if wantsJSON(req, negotiation.DefaultEndpointRestrictions) {
 				// The cached JSON as it is, no decoding: the common case.
 				responsewriters.SerializeObject(runtime.ContentTypeJSON, rawListEncoder{}, w, req, http.StatusOK, newRawList(v, v.collect(lq)))
 				return
@@ -328,19 +328,7 @@ func (v *view) collect(lq *listQuery) listResult {
 // list is collect's answer decoded: a <Kind>List of the items, each
 // annotated with its cluster.
 func (v *view) list(lq *listQuery) *unstructured.UnstructuredList {
-	r := v.collect(lq)
-	out := &unstructured.UnstructuredList{Object: map[string]any{}}
-	out.SetAPIVersion(v.gvk.GroupVersion().String())
-	out.SetKind(v.gvk.Kind + "List")
-	out.Items = make([]unstructured.Unstructured, 0, len(r.items))
-	for _, it := range r.items {
-		out.Items = append(out.Items, unstructured.Unstructured{Object: annotatedOr(it.mc, it.o, it.decoded)})
-	}
-	out.SetResourceVersion(r.resourceVersion)
-	if r.continueToken != "" {
-		out.SetContinue(r.continueToken)
-	}
-	return out
+	return newRawList(v, v.collect(lq)).decoded()
 }
 
 // multiClusterVersion is Karmada's resourceVersion of an answer built from

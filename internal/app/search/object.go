@@ -214,10 +214,45 @@ func (rawListEncoder) Encode(obj runtime.Object, w io.Writer) error {
 	return bw.Flush()
 }
 
+// rawAwareEncoder is the proxy's encoder: a rawList as its cached JSON when
+// the encoder is plain JSON, decoded first for any other; anything else as
+// the wrapped encoder writes it.
+type rawAwareEncoder struct{ runtime.Encoder }
+
+func (e rawAwareEncoder) Encode(obj runtime.Object, w io.Writer) error {
+	l, ok := obj.(*rawList)
+	if !ok {
+		return e.Encoder.Encode(obj, w)
+	}
+	if id := string(e.Identifier()); strings.Contains(id, `"name":"json"`) && strings.Contains(id, `"pretty":"false"`) && strings.Contains(id, `"yaml":"false"`) {
+		return rawListEncoder{}.Encode(l, w)
+	}
+	return e.Encoder.Encode(l.decoded(), w)
+}
+
+// decoded is the list with its items decoded.
+func (l *rawList) decoded() *unstructured.UnstructuredList {
+	out := &unstructured.UnstructuredList{Object: map[string]any{}}
+	out.SetAPIVersion(l.apiVersion)
+	out.SetKind(l.kind)
+	out.SetResourceVersion(l.result.resourceVersion)
+	if l.result.continueToken != "" {
+		out.SetContinue(l.result.continueToken)
+	}
+	out.Items = make([]unstructured.Unstructured, 0, len(l.result.items))
+	for _, it := range l.result.items {
+		out.Items = append(out.Items, unstructured.Unstructured{Object: annotatedOr(it.mc, it.o, it.decoded)})
+	}
+	return out
+}
+
 // wantsJSON says whether the request negotiates plain JSON (not YAML, not
 // a Table or PartialObjectMetadata, not pretty-printed), which a rawList
 // answers as it is.
-func wantsJSON(req *http.Request) bool {
-	opts, info, err := negotiation.NegotiateOutputMediaType(req, unstructuredscheme.NewUnstructuredNegotiatedSerializer(), negotiation.DefaultEndpointRestrictions)
+//
+// restrictions are the endpoint's: those of the handler that answers, so
+// that a Table it would serve is seen here as a Table.
+func wantsJSON(req *http.Request, restrictions negotiation.EndpointRestrictions) bool {
+	opts, info, err := negotiation.NegotiateOutputMediaType(req, unstructuredscheme.NewUnstructuredNegotiatedSerializer(), restrictions)
 	return err == nil && info.MediaType == runtime.ContentTypeJSON && opts.Convert == nil && !opts.Pretty && req.URL.Query().Get("pretty") != "true"
 }

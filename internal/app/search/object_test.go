@@ -6,8 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/fields"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
 )
 
 func TestCompactKeepsTheObjectWithoutManagedFields(t *testing.T) {
@@ -68,6 +70,25 @@ func TestRawListIsTheDecodedList(t *testing.T) {
 		want := v.list(lq).UnstructuredContent()
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("limit %d, fields %v: raw list differs from the decoded one (-decoded +raw):\n%s", lq.limit, lq.fields, d)
+		}
+	}
+}
+
+// The proxy's encoder writes a rawList as cached JSON for the JSON
+// serializer and decodes it for YAML.
+func TestRawAwareEncoder(t *testing.T) {
+	v := &view{gvr: deployments, gvk: deployments.GroupVersion().WithKind("Deployment"), caches: []*memberCache{
+		fakeCache(t, "member1", nil, deployment("a", "web", nil, 2)),
+	}}
+	for _, info := range unstructuredscheme.NewUnstructuredNegotiatedSerializer().SupportedMediaTypes() {
+		var buf bytes.Buffer
+		enc := asIsSerializer{}.EncoderForVersion(info.Serializer, nil)
+		if err := enc.Encode(newRawList(v, v.collect(&listQuery{})), &buf); err != nil {
+			t.Fatalf("%s: %v", info.MediaType, err)
+		}
+		got := map[string]any{}
+		if err := yaml.Unmarshal(buf.Bytes(), &got); err != nil || got["kind"] != "DeploymentList" || len(got["items"].([]any)) != 1 {
+			t.Errorf("%s: %v\n%s", info.MediaType, err, buf.String())
 		}
 	}
 }

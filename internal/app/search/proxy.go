@@ -126,6 +126,9 @@ func (p *fleetProxy) serveCached(w http.ResponseWriter, req *http.Request, path 
 		}
 		store := &fleetStore{cache: p.cache, gvr: v.gvr, TableConvertor: newTableConvertor(gr)}
 		scope := cacheScope(v, store)
+		// A list asked as plain JSON (not a Table, not metadata) is written
+		// from the cached bytes.
+		store.rawJSON = native.Verb == "list" && wantsJSON(req, scope)
 		req = req.WithContext(genericrequest.WithRequestInfo(ctx, native))
 		if native.Verb == "get" {
 			handlers.GetResource(store, scope).ServeHTTP(w, req)
@@ -190,7 +193,7 @@ func cacheScope(v *view, store *fleetStore) *handlers.RequestScope {
 type asIsSerializer struct{ runtime.NegotiatedSerializer }
 
 func (asIsSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
-	return e
+	return rawAwareEncoder{e}
 }
 func (asIsSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
 	return d

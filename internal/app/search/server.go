@@ -21,7 +21,6 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -43,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	searchv1alpha1 "github.com/flotilla-io/flotilla/api/search/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/election"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
@@ -173,7 +173,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	lease, err := resourcelock.New(resourcelock.LeasesResourceLock, metav1.NamespaceSystem, StatusLeaseName,
+	lease, err := resourcelock.New(resourcelock.LeasesResourceLock, election.DefaultNamespace, election.SearchLease,
 		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ type fleetStore struct {
 	cache *Cache
 	gvr   schema.GroupVersionResource
 	rest.TableConvertor
+	// rawJSON makes List answer a rawList, for a request that negotiated
+	// plain JSON (rawAwareEncoder writes it).
+	rawJSON bool
 }
 
 var (
@@ -60,8 +63,11 @@ func (s *fleetStore) List(ctx context.Context, opts *metainternalversion.ListOpt
 	if err != nil {
 		return nil, err
 	}
-	return v.list(&listQuery{namespace: genericrequest.NamespaceValue(ctx), labels: opts.LabelSelector, fields: opts.FieldSelector,
-		limit: opts.Limit, from: from}), nil
+	lq := &listQuery{namespace: genericrequest.NamespaceValue(ctx), labels: opts.LabelSelector, fields: opts.FieldSelector, limit: opts.Limit, from: from}
+	if s.rawJSON {
+		return newRawList(v, v.collect(lq)), nil
+	}
+	return v.list(lq), nil
 }
 
 func (s *fleetStore) view(ctx context.Context) (*view, error) {

@@ -50,6 +50,9 @@ func newTableConvertor(gr schema.GroupResource) tableConvertor {
 func (t tableConvertor) ConvertToTable(ctx context.Context, obj runtime.Object, opts runtime.Object) (*metav1.Table, error) {
 	var items []*unstructured.Unstructured
 	var gvk schema.GroupVersionKind
+	if l, ok := obj.(*rawList); ok {
+		obj = l.decoded()
+	}
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
 		items, gvk = []*unstructured.Unstructured{o}, o.GroupVersionKind()

@@ -20,6 +20,10 @@ const (
 	ControllerManagerLease = "karmada-controller-manager"
 	// SchedulerLease is karmada-scheduler's Lease (the scheduler run apart).
 	SchedulerLease = "karmada-scheduler"
+	// SearchLease is held by the flotilla search replica that writes the
+	// ResourceRegistries' status (karmada-search has no election: its
+	// replicas all write).
+	SearchLease = "flotilla-search"
 	// DefaultNamespace holds the Leases unless
 	// --leader-elect-resource-namespace says otherwise.
 	DefaultNamespace = "karmada-system"
