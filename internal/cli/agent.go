@@ -81,6 +81,8 @@ running what it has, nothing is deleted, and the agent catches up when it return
 	fl.StringVar(&o.MetricsAddr, "metrics-bind-address", DefaultMetricsAddr, "address for Prometheus metrics on /metrics (Karmada's metric names); 0 disables")
 	fl.StringVar(&o.HealthAddr, "health-probe-bind-address", ":10357", "address for /healthz and /readyz (ready once the informer caches have synced); 0 disables")
 	fl.StringVar(&o.PprofAddr, "profiling-bind-address", "0", "address for Go's /debug/pprof endpoints, e.g. 127.0.0.1:6060; 0 disables")
+	fl.BoolVar(&o.DNSDetection, "service-name-resolution-detection", false, "run the service name resolution detector for the cluster while this agent leads: the Cluster's ServiceDomainNameResolutionReady condition, which Remedies match (the --coredns-* flags tune it)")
+	o.DNS.AddFlags(fl)
 	o.Election.AddFlags(fl, "agent of the cluster")
 	logs = addLoggingFlags(fl)
 	gates := features.New()

@@ -3,8 +3,11 @@ package e2e
 import (
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRemedy follows a Remedy as a Karmada user writes it: TrafficControl
@@ -13,7 +16,10 @@ import (
 // Cluster): member2's status.remedyActions becomes ["TrafficControl"] and
 // member1's stays empty; it empties when the condition recovers and when
 // the Remedy is deleted. A Remedy with an unknown action or condition type
-// is refused.
+// is refused. Then the service name resolution detector beside member2
+// writes the condition itself: True while it resolves localhost, False once
+// a name that does not resolve has failed for the failure threshold (and
+// TrafficControl follows), True again after the success threshold.
 func TestRemedy(t *testing.T) {
 	s := sharedStackOf(t, 3)
 	const actions = "jsonpath={.status.remedyActions}"
@@ -64,6 +70,50 @@ spec:
 	s.waitFor(t, `["TrafficControl"]`, "", "cluster", "member2", "-o", actions)
 	s.kubectl("", "delete", "remedy", "e2e-dns")
 	s.waitFor(t, "", "", "cluster", "member2", "-o", actions)
+
+	// The detector beside member2, as a Karmada user runs it, with short
+	// thresholds: a name that resolves, then one that does not.
+	remedyYAML := `apiVersion: remedy.karmada.io/v1alpha1
+kind: Remedy
+metadata: {name: e2e-dns}
+spec:
+  decisionMatches:
+  - clusterConditionMatch: {conditionType: ServiceDomainNameResolutionReady, operator: NotEqual, conditionStatus: "True"}
+  actions: [TrafficControl]
+`
+	s.mustApply(t, "", remedyYAML)
+	detector := func(host string) *exec.Cmd {
+		return background(t, filepath.Join(t.TempDir(), "detector.log"), "service-name-resolution-detector",
+			"--cluster-name", "member2", "--karmada-kubeconfig", kc, "--karmada-context", ctx,
+			"--leader-elect=false", "--healthz-port", "0", "--coredns-detect-host", host,
+			"--coredns-detect-period", "1s", "--coredns-success-threshold", "3s", "--coredns-failure-threshold", "3s")
+	}
+	stop := func(cmd *exec.Cmd) {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	const reason = `jsonpath={.status.conditions[?(@.type=="ServiceDomainNameResolutionReady")].reason}`
+	good := detector("localhost")
+	s.waitFor(t, "ServiceDomainNameResolutionReady", "", "cluster", "member2", "-o", reason)
+	s.waitFor(t, "", "", "cluster", "member2", "-o", actions)
+	stop(good)
+	start := time.Now()
+	bad := detector("does-not-resolve.invalid")
+	s.waitFor(t, "ServiceDomainNameResolutionFailed", "", "cluster", "member2", "-o", reason)
+	s.waitFor(t, `["TrafficControl"]`, "", "cluster", "member2", "-o", actions)
+	if d := time.Since(start); d < 3*time.Second {
+		t.Errorf("the failure was reported after %s, before the 3 s failure threshold", d)
+	}
+	t.Logf("lookups failing: TrafficControl after %s", time.Since(start).Round(100*time.Millisecond))
+	stop(bad)
+	start = time.Now()
+	detector("localhost")
+	s.waitFor(t, "", "", "cluster", "member2", "-o", actions)
+	if d := time.Since(start); d < 3*time.Second {
+		t.Errorf("the recovery was reported after %s, before the 3 s success threshold", d)
+	}
+	t.Logf("lookups recovered: TrafficControl lifted after %s", time.Since(start).Round(100*time.Millisecond))
+	s.kubectl("", "delete", "remedy", "e2e-dns")
 
 	// Bad input is refused with the allowed values.
 	for _, tc := range []struct{ spec, want string }{

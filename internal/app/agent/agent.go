@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -49,6 +50,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
+	"github.com/flotilla-io/flotilla/internal/member/dnsdetector"
 	"github.com/flotilla-io/flotilla/internal/member/join"
 	"github.com/flotilla-io/flotilla/internal/member/registry"
 )
@@ -106,6 +108,12 @@ type Options struct {
 	// --leader-elect flags; Lease is set by Run). The zero value runs
 	// without an election: every agent started for the cluster applies.
 	Election election.Config
+	// DNSDetection runs the service name resolution detector for the
+	// cluster while this agent leads (--service-name-resolution-detection),
+	// with DNS (the coredns flags): the Cluster's
+	// ServiceDomainNameResolutionReady condition, which Remedies match.
+	DNSDetection bool
+	DNS          dnsdetector.Options
 	// Features are the feature gates; nil means the defaults.
 	Features featuregate.FeatureGate
 	// SkipNameValidation lets Run be called again in one process (tests).
@@ -212,6 +220,17 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if err := mgr.Add(recorders); err != nil {
 		return fmt.Errorf("add the event broadcaster: %w", err)
+	}
+	if o.DNSDetection {
+		if err := o.DNS.Validate(); err != nil {
+			return err
+		}
+		detector, write := o.DNS.Detector(), dnsdetector.ClusterWriter(mgr.GetClient(), o.ClusterName)
+		detector.Current = dnsdetector.ClusterCondition(mgr.GetClient(), o.ClusterName)
+		// A leader-election runnable: only the leading agent writes.
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { detector.Run(ctx, write); return nil })); err != nil {
+			return fmt.Errorf("add the service name resolution detector: %w", err)
+		}
 	}
 	exec := &execution.Reconciler{Client: mgr.GetClient(), Members: members, Interpreter: interp, Gate: gate, ReadYourWrites: true,
 		Events: &eventrecord.Recorder{Events: recorders.For("karmada-agent"), Busy: gate.Busy,
