@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -84,11 +85,7 @@ Without either flag it is kubectl apply.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := flags.ToRESTConfig()
-			if err != nil {
-				return err
-			}
-			c, err := dynamic.NewForConfig(cfg)
+			c, err := controlPlaneDynamic(flags)
 			if err != nil {
 				return err
 			}
@@ -107,20 +104,7 @@ Without either flag it is kubectl apply.`,
 // clustersJoined returns an error listing the joined clusters when one of
 // names is not a Cluster of the control plane.
 func clustersJoined(ctx context.Context, flags *genericclioptions.ConfigFlags, names []string) error {
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	c, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	list, err := c.Resource(clusterv1alpha1.SchemeGroupVersion.WithResource("clusters")).List(ctx, metav1.ListOptions{})
+	list, err := listControlPlane(ctx, flags, clusterv1alpha1.SchemeGroupVersion.WithResource("clusters"))
 	if err != nil {
 		return fmt.Errorf("list the control plane's Clusters: %w", err)
 	}
@@ -132,6 +116,30 @@ func clustersJoined(ctx context.Context, flags *genericclioptions.ConfigFlags, n
 		return fmt.Errorf("cluster %s not joined; joined clusters: %s", strings.Join(missing, ", "), strings.Join(sets.List(joined), ", "))
 	}
 	return nil
+}
+
+// controlPlaneDynamic is a dynamic client of the control plane flags name.
+func controlPlaneDynamic(flags *genericclioptions.ConfigFlags) (dynamic.Interface, error) {
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.NewForConfig(cfg)
+}
+
+// listControlPlane lists gvr on the control plane flags name, in at most
+// 30 s. ctx may be nil.
+func listControlPlane(ctx context.Context, flags *genericclioptions.ConfigFlags, gvr schema.GroupVersionResource) (*unstructured.UnstructuredList, error) {
+	c, err := controlPlaneDynamic(flags)
+	if err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.Resource(gvr).List(ctx, metav1.ListOptions{})
 }
 
 // propagateApplied server-side applies a policy per applied object.

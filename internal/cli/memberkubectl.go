@@ -11,13 +11,11 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/kubectl/pkg/cmd/attach"
@@ -157,24 +155,11 @@ must cache its kind (and, for a workload, its pods).`
 // namespace. Errors: flotilla search is not installed, or no registry
 // caches them; the message says what to do.
 func podsCached(ctx context.Context, flags *genericclioptions.ConfigFlags, command string) error {
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
 	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return err
 	}
-	c, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	regs, err := c.Resource(searchv1alpha1.SchemeGroupVersion.WithResource(searchv1alpha1.ResourcePluralResourceRegistry)).List(ctx, metav1.ListOptions{})
+	regs, err := listControlPlane(ctx, flags, searchv1alpha1.SchemeGroupVersion.WithResource(searchv1alpha1.ResourcePluralResourceRegistry))
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return fmt.Errorf("without -C, flotilla %s finds the pod through flotilla search, which this control plane does not serve: name the member cluster with -C", command)
 	}
