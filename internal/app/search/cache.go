@@ -361,18 +361,6 @@ func (c *Cache) Resource(gvr schema.GroupVersionResource) (*view, error) {
 	return v, nil
 }
 
-// Stats returns the number of cached objects per cluster and resource
-// ("<cluster>/<resource>.<group>").
-func (c *Cache) Stats() map[string]int {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := map[string]int{}
-	for k, mc := range c.caches {
-		out[k.cluster+"/"+k.gvr.GroupResource().String()] = len(mc.informer.GetStore().ListKeys())
-	}
-	return out
-}
-
 // resyncEvery is how often the search controller re-reads everything even
 // without a change, so that a member that becomes reachable, or starts to
 // serve a kind, is picked up.

@@ -2,6 +2,8 @@ package search
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/fields"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/component-base/metrics/testutil"
 	"sigs.k8s.io/yaml"
 )
 
@@ -90,5 +93,25 @@ func TestRawAwareEncoder(t *testing.T) {
 		if err := yaml.Unmarshal(buf.Bytes(), &got); err != nil || got["kind"] != "DeploymentList" || len(got["items"].([]any)) != 1 {
 			t.Errorf("%s: %v\n%s", info.MediaType, err, buf.String())
 		}
+	}
+}
+
+func TestCacheMetrics(t *testing.T) {
+	mc := fakeCache(t, "member1", nil, deployment("a", "web", nil, 2), deployment("b", "db", nil, 1))
+	c := NewCache()
+	c.caches[cacheKey{cluster: "member1", gvr: deployments}] = mc
+	bytes := 0
+	for _, o := range mc.informer.GetStore().List() {
+		bytes += len(o.(*cachedObject).raw)
+	}
+	want := fmt.Sprintf(`# HELP flotilla_search_cached_bytes [ALPHA] Bytes of JSON the search cache holds, per member cluster and resource (<resource>.<group>).
+# TYPE flotilla_search_cached_bytes gauge
+flotilla_search_cached_bytes{cluster="member1",resource="deployments.apps"} %d
+# HELP flotilla_search_cached_objects [ALPHA] Objects in the search cache, per member cluster and resource (<resource>.<group>).
+# TYPE flotilla_search_cached_objects gauge
+flotilla_search_cached_objects{cluster="member1",resource="deployments.apps"} 2
+`, bytes)
+	if err := testutil.CustomCollectAndCompare(&cacheCollector{cache: c}, strings.NewReader(want)); err != nil {
+		t.Error(err)
 	}
 }

@@ -157,6 +157,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	c := NewCache()
+	registerCacheMetrics(c)
 	group := genericapiserver.NewDefaultAPIGroupInfo(searchv1alpha1.GroupName, scheme, parameterCodec, codecs)
 	group.VersionedResourcesStorageMap[searchv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"resourceregistries":        storage.registry,
