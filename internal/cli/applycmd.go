@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,8 +62,10 @@ Without either flag it is kubectl apply.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if allClusters && len(clusters) > 0 {
-				return usageError{fmt.Errorf("--all-clusters and --cluster go one at a time")}
+				return usageError{fmt.Errorf("--all-clusters and -C/--cluster cannot be used together")}
 			}
+			defaultToLocalStack(flags)
+			kubectlWarnings()
 			if len(clusters) > 0 {
 				if err := clustersJoined(cmd.Context(), flags, clusters); err != nil {
 					return err
@@ -116,6 +119,29 @@ func clustersJoined(ctx context.Context, flags *genericclioptions.ConfigFlags, n
 		return fmt.Errorf("cluster %s not joined; joined clusters: %s", strings.Join(missing, ", "), strings.Join(sets.List(joined), ", "))
 	}
 	return nil
+}
+
+// writePolicy creates policy, or replaces the resource selectors and the
+// whole placement of the existing one (from -C to --all-clusters the
+// cluster names must go, which a server-side apply of an empty placement
+// cannot say).
+func writePolicy(ctx context.Context, r dynamic.ResourceInterface, policy *unstructured.Unstructured) error {
+	existing, err := r.Get(ctx, policy.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = r.Create(ctx, policy, metav1.CreateOptions{FieldManager: applyFieldManager})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	spec, _, _ := unstructured.NestedMap(policy.Object, "spec")
+	for _, f := range []string{"resourceSelectors", "placement"} {
+		if err := unstructured.SetNestedField(existing.Object, spec[f], "spec", f); err != nil {
+			return err
+		}
+	}
+	_, err = r.Update(ctx, existing, metav1.UpdateOptions{FieldManager: applyFieldManager})
+	return err
 }
 
 // controlPlaneDynamic is a dynamic client of the control plane flags name.
@@ -179,7 +205,7 @@ func propagateApplied(ctx context.Context, c dynamic.Interface, infos []*resourc
 		if info.Namespaced() {
 			r = c.Resource(policyv1alpha1.SchemeGroupVersion.WithResource("propagationpolicies")).Namespace(obj.GetNamespace())
 		}
-		if _, err := r.Apply(ctx, policy.GetName(), policy, metav1.ApplyOptions{FieldManager: applyFieldManager, Force: true}); err != nil {
+		if err := writePolicy(ctx, r, policy); err != nil {
 			return fmt.Errorf("propagate %s %s: %w", strings.ToLower(gvk.Kind), obj.GetName(), err)
 		}
 		fmt.Fprintf(out, "%s.policy.karmada.io/%s applied\n", strings.ToLower(kind), md["name"])

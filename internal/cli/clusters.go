@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -49,6 +50,24 @@ func (f controlPlaneFlags) clientConfig() clientcmd.ClientConfig {
 		}
 	}
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: f.context})
+}
+
+// kubectlWarnings prints the API server's warnings as kubectl does
+// ("Warning: ..." on stderr, each once), not as log lines.
+func kubectlWarnings() {
+	rest.SetDefaultWarningHandler(rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true}))
+}
+
+// defaultToLocalStack points kubectl-style flags at the kubeconfig `flotilla
+// up` writes when neither --kubeconfig nor $KUBECONFIG names one, as
+// controlPlaneFlags does.
+func defaultToLocalStack(flags *genericclioptions.ConfigFlags) {
+	if flags.KubeConfig == nil || *flags.KubeConfig != "" || os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" {
+		return
+	}
+	if p := filepath.Join(defaultDataDir(), "karmada.config"); fileExists(p) {
+		*flags.KubeConfig = p
+	}
 }
 
 // defaultNamespace is the context's namespace, as kubectl takes it, else default.

@@ -138,6 +138,8 @@ which sends it to the member whose cache holds the object: a ResourceRegistry
 must cache its kind (and, for a workload, its pods).`
 	cmd.Example = example
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		defaultToLocalStack(flags)
+		kubectlWarnings()
 		if strings.Contains(cluster, ",") {
 			return usageError{fmt.Errorf("-C/--cluster names one member cluster, not a list (%q)", cluster)}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,6 +43,11 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
   flotilla rebalance deploy/web -n shop --name web-after-maintenance --ttl 3600`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if ttl < 0 {
+				return usageError{fmt.Errorf("--ttl must not be negative")}
+			}
+			defaultToLocalStack(flags)
+			kubectlWarnings()
 			cfg, err := flags.ToRESTConfig()
 			if err != nil {
 				return err
@@ -92,13 +98,17 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "workloadrebalancer.apps.karmada.io/%s created; waiting for its result\n", rb.Name)
 			err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-				if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
-					return false, client.IgnoreNotFound(err)
+				if err := c.Get(ctx, client.ObjectKeyFromObject(rb), rb); apierrors.IsNotFound(err) {
+					return false, fmt.Errorf("WorkloadRebalancer %s finished and was deleted (--ttl %d) before its result was read: give --ttl a few seconds at least", rb.Name, ttl)
+				} else if err != nil {
+					return false, err
 				}
 				return rb.Status.FinishTime != nil || (len(rb.Status.ObservedWorkloads) == len(rb.Spec.Workloads) && allResults(rb)), nil
 			})
-			if err != nil {
+			if wait.Interrupted(err) {
 				return fmt.Errorf("WorkloadRebalancer %s has no result after %s (is the controller manager running its workloadRebalancer controller?): %w", rb.Name, timeout, err)
+			} else if err != nil {
+				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
 			fmt.Fprintln(w, "WORKLOAD\tNAMESPACE\tRESULT\tREASON")
@@ -116,7 +126,7 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
 			}
 			_ = w.Flush()
 			if failed > 0 {
-				return fmt.Errorf("%d of %d workloads were not rebalanced", failed, len(rb.Status.ObservedWorkloads))
+				return fmt.Errorf("%d of %d workloads were not rebalanced (ReferencedBindingNotFound: the template does not exist in namespace %s, or no policy propagates it)", failed, len(rb.Status.ObservedWorkloads), ns)
 			}
 			return nil
 		},

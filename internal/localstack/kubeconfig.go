@@ -71,9 +71,13 @@ func writeKubeconfig(path string, pki PKI, servers []namedServer) error {
 }
 
 // RESTConfig loads a client config for one context of a kubeconfig file.
-// An empty context means the file's current context.
+// An empty context means the file's current context; an empty kubeconfig
+// means $KUBECONFIG, else ~/.kube/config, else the in-cluster config.
 func RESTConfig(kubeconfig, context string) (*rest.Config, error) {
-	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
+	// Without a path, kubectl's rules: $KUBECONFIG, else ~/.kube/config,
+	// else the in-cluster config.
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: context}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if err != nil {

@@ -59,6 +59,9 @@ func TestFleetCommands(t *testing.T) {
 	if got := s.get("member2", "configmap", "only-one", "-n", "fleetcli", "-o", "name"); got != "" {
 		t.Errorf("apply -C member1 reached member2: %q", got)
 	}
+	// From -C to --all-clusters: the policy's placement widens.
+	run("apply", "-f", cm, "--all-clusters")
+	s.waitFor(t, "v", "member2", "configmap", "only-one", "-n", "fleetcli", "-o", "jsonpath={.data.k}")
 
 	// With -C: the Cluster proxy.
 	if out := run("logs", "-C", "member1", "deploy/web", "-n", "fleetcli"); !strings.Contains(out, "simulated container") {

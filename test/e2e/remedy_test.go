@@ -118,6 +118,7 @@ spec:
 	// Bad input is refused with the allowed values.
 	for _, tc := range []struct{ spec, want string }{
 		{`{actions: [Isolate]}`, "must be TrafficControl"},
+		{`{decisionMatches: [{clusterConditionMatch: {conditionType: Ready, operator: NotEqual, conditionStatus: "true"}}], actions: [TrafficControl]}`, `conditionStatus: Unsupported value: "true"`},
 		{`{decisionMatches: [{clusterConditionMatch: {conditionType: ServiceDomainNameResolutonReady, operator: Equal, conditionStatus: "False"}}], actions: [TrafficControl]}`, `spec.decisionMatches[0].clusterConditionMatch.conditionType: Unsupported value: "ServiceDomainNameResolutonReady"`},
 	} {
 		cmd := kubectl("apply", "-f", "-")

@@ -151,6 +151,7 @@ func TestEnumsAndSyntaxesAreChecked(t *testing.T) {
 		// Remedy: actions.
 		{"remedy valid", rem + "spec: {clusterAffinity: {clusterNames: [member1]}, decisionMatches: [{clusterConditionMatch: {conditionType: ServiceDomainNameResolutionReady, operator: Equal, conditionStatus: \"False\"}}], actions: [TrafficControl]}", ""},
 		{"remedy action", rem + "spec: {actions: [Isolate]}", "spec.actions[0]"},
+		{"remedy condition status", rem + "spec: {decisionMatches: [{clusterConditionMatch: {conditionType: Ready, operator: NotEqual, conditionStatus: \"true\"}}], actions: [TrafficControl]}", "spec.decisionMatches[0].clusterConditionMatch.conditionStatus"},
 		{"remedy condition type", rem + "spec: {decisionMatches: [{clusterConditionMatch: {conditionType: ServiceDomainNameResolutonReady, operator: Equal, conditionStatus: \"False\"}}], actions: [TrafficControl]}", "spec.decisionMatches[0].clusterConditionMatch.conditionType"},
 		// ResourceInterpreterWebhookConfiguration: operations, timeout, names, versions.
 		{"riwc valid", riwc + hook + "  interpreterContextVersions: [v1alpha1]\n  timeoutSeconds: 3\n  rules: [{operations: [InterpretReplica, ReviseReplica, InterpretHealth], apiGroups: [workload.example.io], apiVersions: [v1alpha1], kinds: [Workload]}]\n", ""},
