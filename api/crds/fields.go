@@ -137,7 +137,7 @@ var Fields = []FieldUse{
 
 	// Networking.
 	{Kinds: []string{"MultiClusterService"}, Path: "spec", Subtree: true, ActedOnBy: "multiClusterService, endpointsliceCollect and endpointsliceDispatch controllers"},
-	{Kinds: []string{"MultiClusterIngress"}, Path: "spec", Subtree: true, NotActing: "stored; no controller serves MultiClusterIngress yet"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec", Subtree: true, NotActing: "its backends give status.serviceLocations and trafficBlockClusters (multiClusterIngress controller); no provider serves its traffic yet"},
 	{Kinds: []string{"ServiceExport"}, Path: "spec", ActedOnBy: "serviceExport controller"},
 	{Kinds: []string{"ServiceExport"}, Path: "spec.exportedLabels", Subtree: true, NotActing: "mcs-api's newer field, not in Karmada's mcs-api; stored"},
 	{Kinds: []string{"ServiceExport"}, Path: "spec.exportedAnnotations", Subtree: true, NotActing: "mcs-api's newer field, not in Karmada's mcs-api; stored"},

@@ -274,3 +274,13 @@ const (
 	// CollectOverallStatusFailed: they could not be computed or written.
 	CollectOverallStatusFailed = "CollectOverallStatusFailed"
 )
+
+// MultiClusterIngress events, on the MultiClusterIngress (Flotilla's:
+// Karmada's multicluster-cloud-provider raises none for this).
+const (
+	// BackendServiceNotFound (Warning; multiclusteringress-controller): a
+	// backend Service has no ResourceBinding, so it has no location; the
+	// message says whether the Service does not exist or is not propagated.
+	// Raised again only when the message changes.
+	BackendServiceNotFound = "BackendServiceNotFound"
+)

@@ -349,6 +349,12 @@ func (sh *sharedStack) list(cluster string) ([]object, error) {
 				if r.Name == "namespaces" && systemNamespace(it.GetName()) || ns != "" && systemNamespace(ns) && !controllerWritten[r.Name] {
 					continue
 				}
+				// What a Cluster owns (unifiedAuth's impersonator Works, its
+				// ClusterProfile) lives as long as the cluster, and may be
+				// written after the baseline was taken: never a leftover.
+				if ownedByCluster(it.GetOwnerReferences()) {
+					continue
+				}
 				client := dynamic.ResourceInterface(dyn.Resource(gvr))
 				if ns != "" {
 					client = dyn.Resource(gvr).Namespace(ns)
@@ -361,6 +367,15 @@ func (sh *sharedStack) list(cluster string) ([]object, error) {
 		}
 	}
 	return out, nil
+}
+
+func ownedByCluster(refs []metav1.OwnerReference) bool {
+	for _, r := range refs {
+		if r.Kind == "Cluster" && strings.HasPrefix(r.APIVersion, "cluster.karmada.io/") {
+			return true
+		}
+	}
+	return false
 }
 
 func hasVerbs(have metav1.Verbs, want ...string) bool {

@@ -57,6 +57,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/member/unifiedauth"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/endpointslice"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/multiclusteringress"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/multiclusterservice"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/serviceexport"
 	"github.com/flotilla-io/flotilla/internal/controller/networking/serviceimport"
@@ -94,7 +95,7 @@ var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "ex
 	federatedhpa.ControllerName, clustertaintpolicy.ControllerName, applicationfailover.ControllerName, workloadrebalancer.ControllerName, gracefuleviction.ControllerName,
 	agentcsrapproving.ControllerName, hpascaletargetmarker.ControllerName, deploymentreplicassyncer.ControllerName,
 	federatedresourcequota.SyncControllerName, federatedresourcequota.StatusControllerName, federatedresourcequota.EnforcementControllerName,
-	descheduler.ControllerName, unifiedauth.ControllerName, clusterprofile.ControllerName, remedy.ControllerName}
+	descheduler.ControllerName, unifiedauth.ControllerName, clusterprofile.ControllerName, remedy.ControllerName, multiclusteringress.ControllerName}
 
 // DisabledByDefault are the controllers "*" leaves out, as Karmada's
 // controller manager does: they run only when named
@@ -482,6 +483,10 @@ var builders = []builder{
 			out = append(out, &gracefuleviction.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock, Timeout: s.opts.GracefulEvictionTimeout})
 		}
 		return out, nil
+	}},
+	{multiclusteringress.ControllerName, func(s *shared) ([]setup, error) {
+		return []setup{&multiclusteringress.Reconciler{Client: s.client, Events: &eventrecord.Recorder{
+			Events: s.recorders.For(multiclusteringress.EventSource), Scheme: s.mgr.GetScheme()}}}, nil
 	}},
 	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {

@@ -1,0 +1,242 @@
+// Package multiclusteringress acts on MultiClusterIngresses
+// (networking.karmada.io/v1alpha1), as Karmada's multicluster-cloud-provider
+// does. This file is its mciservicelocations part: for every
+// MultiClusterIngress, status.serviceLocations lists, per backend Service
+// (spec.defaultBackend and every rule's paths, by name, sorted), the
+// clusters the Service's ResourceBinding places it in or that require it
+// (spec.clusters and spec.requiredBy, sorted). A backend Service with no
+// binding is left out, as in Karmada, and a Warning event
+// (BackendServiceNotFound) on the MultiClusterIngress says whether the
+// Service does not exist or is not propagated. status.trafficBlockClusters
+// lists the located clusters whose status.remedyActions hold TrafficControl
+// (a Remedy took them out of traffic).
+package multiclusteringress
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	"github.com/flotilla-io/flotilla/api/events"
+	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
+	remedyv1alpha1 "github.com/flotilla-io/flotilla/api/remedy/v1alpha1"
+	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
+	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
+	"github.com/flotilla-io/flotilla/internal/model/binding"
+)
+
+// ControllerName is the controller's name in --controllers.
+const ControllerName = "multiClusterIngress"
+
+// EventSource is the component name of its events.
+const EventSource = "multiclusteringress-controller"
+
+var backendsFound = eventrecord.Operation{Failed: events.BackendServiceNotFound}
+
+// Reconciler keeps the status.serviceLocations of one MultiClusterIngress.
+type Reconciler struct {
+	// Client reads MultiClusterIngresses, Services and ResourceBindings
+	// (cached) and writes MultiClusterIngress status.
+	Client client.Client
+	// Events gets BackendServiceNotFound.
+	Events *eventrecord.Recorder
+}
+
+var _ reconcile.Reconciler = &Reconciler{}
+
+// SetupWithManager reconciles a MultiClusterIngress on its changes, and
+// those of its namespace when a Service or a Service's ResourceBinding
+// changes there.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
+		For(&networkingv1alpha1.MultiClusterIngress{}).
+		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			rb, ok := o.(*workv1alpha2.ResourceBinding)
+			if !ok || rb.Spec.Resource.APIVersion != "v1" || rb.Spec.Resource.Kind != "Service" {
+				return nil
+			}
+			return r.referencing(ctx, rb.Namespace, rb.Spec.Resource.Name)
+		})).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			return r.referencing(ctx, o.GetNamespace(), o.GetName())
+		})).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.all),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+				n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+				return !ok1 || !ok2 || !slices.Equal(o.Status.RemedyActions, n.Status.RemedyActions)
+			}})).
+		WithOptions(queue.Options(mgr, 2)).
+		Complete(r)
+}
+
+// all lists every MultiClusterIngress.
+func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &networkingv1alpha1.MultiClusterIngressList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// referencing lists the MultiClusterIngresses of namespace that name
+// Service service as a backend.
+func (r *Reconciler) referencing(ctx context.Context, namespace, service string) []reconcile.Request {
+	list := &networkingv1alpha1.MultiClusterIngressList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if slices.Contains(BackendServices(&list.Items[i]), service) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+// Reconcile writes the MultiClusterIngress's status.serviceLocations and
+// trafficBlockClusters (a merge patch of those fields). Errors are retried.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	mci := &networkingv1alpha1.MultiClusterIngress{}
+	if err := r.Client.Get(ctx, req.NamespacedName, mci); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	locations, missing, err := r.ServiceLocations(ctx, mci)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var missingErr error
+	if len(missing) > 0 {
+		missingErr = fmt.Errorf("%s", strings.Join(missing, "; "))
+	}
+	r.Events.Outcome(backendsFound, missingErr, "", mci)
+	blocked, err := r.blocked(ctx, locations)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if slices.Equal(blocked, mci.Status.TrafficBlockClusters) && slices.EqualFunc(locations, mci.Status.ServiceLocations, func(a, b networkingv1alpha1.ServiceLocation) bool {
+		return a.Name == b.Name && slices.Equal(a.Clusters, b.Clusters)
+	}) {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(mci.DeepCopy())
+	mci.Status.ServiceLocations = locations
+	mci.Status.TrafficBlockClusters = blocked
+	return reconciler.Result(ctrl.Result{}, r.Client.Status().Patch(ctx, mci, patch))
+}
+
+// ServiceLocations computes status.serviceLocations of mci, and says why
+// each backend Service left out has no location.
+func (r *Reconciler) ServiceLocations(ctx context.Context, mci *networkingv1alpha1.MultiClusterIngress) ([]networkingv1alpha1.ServiceLocation, []string, error) {
+	var out []networkingv1alpha1.ServiceLocation
+	var missing []string
+	for _, svc := range BackendServices(mci) {
+		rb := &workv1alpha2.ResourceBinding{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: mci.Namespace, Name: binding.Name(svc, "Service")}, rb)
+		if apierrors.IsNotFound(err) {
+			why, err := r.whyUnbound(ctx, mci.Namespace, svc)
+			if err != nil {
+				return nil, nil, err
+			}
+			missing = append(missing, why)
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, networkingv1alpha1.ServiceLocation{Name: svc, Clusters: Clusters(rb)})
+	}
+	return out, missing, nil
+}
+
+func (r *Reconciler) whyUnbound(ctx context.Context, namespace, svc string) (string, error) {
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: svc}, &corev1.Service{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("backend Service %s/%s does not exist: create it on the control plane and propagate it", namespace, svc), nil
+	case err != nil:
+		return "", err
+	}
+	return fmt.Sprintf("backend Service %s/%s is not propagated (no ResourceBinding %s): a PropagationPolicy must select it", namespace, svc, binding.Name(svc, "Service")), nil
+}
+
+// blocked are the clusters of locations whose remedyActions hold
+// TrafficControl, sorted.
+func (r *Reconciler) blocked(ctx context.Context, locations []networkingv1alpha1.ServiceLocation) ([]string, error) {
+	located := sets.New[string]()
+	for _, l := range locations {
+		located.Insert(l.Clusters...)
+	}
+	if located.Len() == 0 {
+		return nil, nil
+	}
+	clusters := &clusterv1alpha1.ClusterList{}
+	if err := r.Client.List(ctx, clusters); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range clusters.Items {
+		if located.Has(c.Name) && slices.Contains(c.Status.RemedyActions, string(remedyv1alpha1.TrafficControl)) {
+			out = append(out, c.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// BackendServices are the names of the Services mci routes to: its default
+// backend's and every rule path's, sorted, each once.
+func BackendServices(mci *networkingv1alpha1.MultiClusterIngress) []string {
+	names := sets.New[string]()
+	add := func(b *networkingv1.IngressBackend) {
+		if b != nil && b.Service != nil && b.Service.Name != "" {
+			names.Insert(b.Service.Name)
+		}
+	}
+	add(mci.Spec.DefaultBackend)
+	for _, rule := range mci.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for i := range rule.HTTP.Paths {
+			add(&rule.HTTP.Paths[i].Backend)
+		}
+	}
+	return sets.List(names)
+}
+
+// Clusters are the clusters a binding places its Service in or that
+// require it: spec.clusters and spec.requiredBy, sorted, each once.
+func Clusters(rb *workv1alpha2.ResourceBinding) []string {
+	out := sets.New[string]()
+	for _, c := range rb.Spec.Clusters {
+		out.Insert(c.Name)
+	}
+	for _, req := range rb.Spec.RequiredBy {
+		for _, c := range req.Clusters {
+			out.Insert(c.Name)
+		}
+	}
+	return sets.List(out)
+}
