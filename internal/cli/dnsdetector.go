@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	"github.com/flotilla-io/flotilla/internal/controlplane"
 	"github.com/flotilla-io/flotilla/internal/localstack"
 	"github.com/flotilla-io/flotilla/internal/member/dnsdetector"
@@ -99,8 +97,8 @@ and keeps none. A Pull-mode agent runs the same detector with
 			if err != nil {
 				return err
 			}
-			if err := clusterExists(ctx, c, cluster); err != nil {
-				return err
+			if err := checkJoined(ctx, c, cluster); err != nil {
+				return usageError{fmt.Errorf("--cluster-name: %w", err)}
 			}
 			if healthzPort > 0 {
 				go serveHealthz(ctx, net.JoinHostPort(bindAddress, strconv.Itoa(healthzPort)))
@@ -164,23 +162,6 @@ and keeps none. A Pull-mode agent runs the same detector with
 	_ = cmd.MarkFlagRequired("cluster-name")
 	_ = cmd.MarkFlagRequired("karmada-kubeconfig")
 	return cmd
-}
-
-// clusterExists returns an error listing the joined clusters when the
-// control plane has no Cluster named name.
-func clusterExists(ctx context.Context, c client.Client, name string) error {
-	list := &clusterv1alpha1.ClusterList{}
-	if err := c.List(ctx, list); err != nil {
-		return fmt.Errorf("list the control plane's Clusters: %w", err)
-	}
-	names := make([]string, 0, len(list.Items))
-	for _, cl := range list.Items {
-		if cl.Name == name {
-			return nil
-		}
-		names = append(names, cl.Name)
-	}
-	return fmt.Errorf("--cluster-name %s: no such Cluster on the control plane; joined clusters: %s", name, strings.Join(names, ", "))
 }
 
 // serveHealthz answers /healthz with ok until ctx ends.

@@ -77,14 +77,15 @@ func (o *cachedObject) decode() (map[string]any, error) {
 // object that cannot be decoded is served as its metadata alone.
 func annotated(mc *memberCache, o *cachedObject) map[string]any {
 	obj, err := o.decode()
-	if err != nil {
-		obj = map[string]any{"apiVersion": mc.gvk.GroupVersion().String(), "kind": mc.gvk.Kind}
-		u := &unstructured.Unstructured{Object: obj}
-		u.SetNamespace(o.Namespace)
-		u.SetName(o.Name)
-		u.SetLabels(o.Labels)
-		u.SetResourceVersion(o.ResourceVersion)
+	if err == nil {
+		return obj // compactFor put the annotation in
 	}
+	obj = map[string]any{"apiVersion": mc.gvk.GroupVersion().String(), "kind": mc.gvk.Kind}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetNamespace(o.Namespace)
+	u.SetName(o.Name)
+	u.SetLabels(o.Labels)
+	u.SetResourceVersion(o.ResourceVersion)
 	return withCluster(obj, mc.cluster)
 }
 
@@ -92,7 +93,7 @@ func annotated(mc *memberCache, o *cachedObject) map[string]any {
 // field selector) when it is not nil.
 func annotatedOr(mc *memberCache, o *cachedObject, decoded map[string]any) map[string]any {
 	if decoded != nil {
-		return withCluster(decoded, mc.cluster)
+		return decoded // decoded from the cached JSON, annotation included
 	}
 	return annotated(mc, o)
 }
