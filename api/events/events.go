@@ -283,4 +283,9 @@ const (
 	// message says whether the Service does not exist or is not propagated.
 	// Raised again only when the message changes.
 	BackendServiceNotFound = "BackendServiceNotFound"
+	// MCILoadBalance (multiclusteringress-controller): the provider set up
+	// the load balancer of a MultiClusterIngress (Normal; the message has
+	// its address) or could not set it up or release it (Warning; the
+	// message has the provider's error). Raised when the outcome changes.
+	MCILoadBalance = "MCILoadBalance"
 )

@@ -103,6 +103,14 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"how long a member's scheduler must have found no node for a pod before the descheduler takes its replica back")
 	fl.StringVar(&f.opts.MCSLoadBalancerPool, "mcs-lb-pool", "",
 		"addresses the built-in 'local' load balancer provider gives MultiClusterServices of type LoadBalancer: a CIDR (10.255.0.0/24) or a range (10.255.0.10-10.255.0.50); empty configures no provider (needs --feature-gates=MultiClusterService=true)")
+	fl.StringVar(&f.opts.MultiClusterProvider, "multicluster-provider", "",
+		"the provider that serves MultiClusterIngresses: 'local' (one HTTP listener per MultiClusterIngress, on an address of --mci-lb-pool) or empty for none (status.serviceLocations and trafficBlockClusters are written either way)")
+	fl.StringVar(&f.opts.MCILoadBalancerPool, "mci-lb-pool", "127.0.1.0/24",
+		"with --multicluster-provider=local: the addresses of the MultiClusterIngress listeners, one each (a CIDR or a first-last range; loopback addresses serve this machine only)")
+	fl.IntVar(&f.opts.MCILoadBalancerPort, "mci-lb-port", 8080,
+		"with --multicluster-provider=local: the port every MultiClusterIngress listener listens on; an address whose port is taken is skipped")
+	fl.StringVar(&f.opts.ProviderIngressClass, "provider-ingress-class", "",
+		"the spec.controller of the IngressClass this provider serves: a MultiClusterIngress is served when the IngressClass it names (or the default one) has it; required with --multicluster-provider")
 	f.opts.FederatedHPA = hpa.DefaultConfig()
 	f.opts.FederatedHPA.AddFlags(fl)
 	f.opts.FastPaths.AddFlags(fl)
@@ -166,6 +174,10 @@ server that has the Karmada CRDs installed. 'flotilla up' runs one for you.`,
   # MultiClusterService (gate MultiClusterService, off by default), with the local load balancer
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config --feature-gates=MultiClusterService=true \
     --mcs-lb-pool=10.255.0.0/24
+
+  # MultiClusterIngress through the local provider, for IngressClasses whose controller is flotilla.io/local
+  flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config \
+    --multicluster-provider=local --provider-ingress-class=flotilla.io/local
 
   # The plain level-based path: every propagation shortcut off
   flotilla controller-manager --kubeconfig ~/.flotilla/karmada.config \

@@ -71,7 +71,7 @@ func TestSchedulerAndControllerManagerEachHaveOnlyTheirOwnFlags(t *testing.T) {
 			"fast-path-born-scheduled", "fast-path-handoff", "fast-path-preschedule", "fast-path-read-your-writes", "fast-path-status-gate",
 			"feature-gates", "federated-resource-quota-sync-period", "graceful-eviction-timeout", "health-probe-bind-address",
 			"horizontal-pod-autoscaler-cpu-initialization-period", "horizontal-pod-autoscaler-downscale-stabilization", "horizontal-pod-autoscaler-initial-readiness-delay", "horizontal-pod-autoscaler-sync-period", "horizontal-pod-autoscaler-tolerance", "kubeconfig", "leader-elect", "leader-elect-lease-duration", "leader-elect-renew-deadline", "leader-elect-resource-namespace", "leader-elect-retry-period"},
-			logging, []string{"mcs-lb-pool", "metrics-bind-address", "no-execute-taint-eviction-purge-mode", "profiling-bind-address", "resource-eviction-rate", "scheduler-estimator-timeout", "skipped-propagating-namespaces", "unschedulable-threshold", "v", "vmodule"}),
+			logging, []string{"mci-lb-pool", "mci-lb-port", "mcs-lb-pool", "metrics-bind-address", "multicluster-provider", "no-execute-taint-eviction-purge-mode", "profiling-bind-address", "provider-ingress-class", "resource-eviction-rate", "scheduler-estimator-timeout", "skipped-propagating-namespaces", "unschedulable-threshold", "v", "vmodule"}),
 	}
 	for use, w := range want {
 		if diff := cmp.Diff(w, flags(use)); diff != "" {

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -336,7 +338,42 @@ func installControlPlane(ctx context.Context, s *localstack.Stack) error {
 	if err != nil {
 		return fmt.Errorf("read the stack's CA: %w", err)
 	}
-	return controlplane.Install(ctx, cfg, controlplane.InstallOptions{Server: s.Plan.ControlPlane().Server(), CAPEM: ca}, nil)
+	if err := controlplane.Install(ctx, cfg, controlplane.InstallOptions{Server: s.Plan.ControlPlane().Server(), CAPEM: ca}, nil); err != nil {
+		return err
+	}
+	return ensureLocalIngressClass(ctx, s.Plan)
+}
+
+// ensureLocalIngressClass makes the IngressClass of the stack's
+// MultiClusterIngress provider, the default one unless another class is
+// already the default (a class the user made is left alone).
+func ensureLocalIngressClass(ctx context.Context, p *localstack.Plan) error {
+	cp, err := controlPlaneClient(p)
+	if err != nil {
+		return err
+	}
+	list := &networkingv1.IngressClassList{}
+	if err := cp.List(ctx, list); err != nil {
+		return fmt.Errorf("list IngressClasses: %w", err)
+	}
+	isDefault := "true"
+	for _, ic := range list.Items {
+		if ic.Name == localstack.LocalIngressClass {
+			return nil
+		}
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
+			isDefault = "false"
+		}
+	}
+	ic := &networkingv1.IngressClass{
+		ObjectMeta: metav1.ObjectMeta{Name: localstack.LocalIngressClass,
+			Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: isDefault}},
+		Spec: networkingv1.IngressClassSpec{Controller: localstack.LocalIngressController},
+	}
+	if err := cp.Create(ctx, ic); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create IngressClass %s: %w", ic.Name, err)
+	}
+	return nil
 }
 
 // startAggregatedServers starts the metrics adapter, when the stack has one,

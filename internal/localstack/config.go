@@ -53,6 +53,16 @@ const StackFeatureGates = "MultiClusterService=true"
 // (10.0.0.0/16) and service ranges. Nothing forwards traffic to them.
 const MCSLoadBalancerPool = "10.255.0.0/24"
 
+// The local stack's MultiClusterIngress provider: the controller manager
+// runs the built-in one (--multicluster-provider=local) for IngressClasses
+// whose spec.controller is LocalIngressController, and the stack makes
+// LocalIngressClass, such a class, the control plane's default, so that a
+// MultiClusterIngress without spec.ingressClassName is served.
+const (
+	LocalIngressClass      = "flotilla-local"
+	LocalIngressController = "flotilla.io/local"
+)
+
 // EffectiveFeatureGates is the --feature-gates value the stack's components
 // get: StackFeatureGates, then FeatureGates (later settings win).
 func (c *Config) EffectiveFeatureGates() string {

@@ -277,7 +277,8 @@ func (p *Plan) flotillaControllerManager(cfg *Config, r, healthPort, metricsPort
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort),
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
 	}
-	args = append(args, "--feature-gates="+cfg.EffectiveFeatureGates(), "--mcs-lb-pool="+MCSLoadBalancerPool)
+	args = append(args, "--feature-gates="+cfg.EffectiveFeatureGates(), "--mcs-lb-pool="+MCSLoadBalancerPool,
+		"--multicluster-provider=local", "--provider-ingress-class="+LocalIngressController)
 	// --controllers is a list flag: a second one would add to this one
 	// rather than replace it, so an explicit one is left alone.
 	if !slices.ContainsFunc(cfg.ControllerManagerArgs, func(a string) bool { return strings.HasPrefix(a, "--controllers") }) {

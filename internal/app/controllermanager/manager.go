@@ -6,6 +6,7 @@ package controllermanager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -193,6 +194,19 @@ type Options struct {
 	// provider of MultiClusterServices of type LoadBalancer (--mcs-lb-pool:
 	// a CIDR or a first-last range); "" configures no provider.
 	MCSLoadBalancerPool string
+	// MultiClusterProvider is the provider of MultiClusterIngresses
+	// (--multicluster-provider, Karmada's multicluster-cloud-provider
+	// flag): "local" (loadbalancer.LocalIngress) or "" for none.
+	MultiClusterProvider string
+	// MCILoadBalancerPool and MCILoadBalancerPort are where the local
+	// provider's listeners listen (--mci-lb-pool, a CIDR or a first-last
+	// range; --mci-lb-port): one address of the pool per
+	// MultiClusterIngress, all on the port.
+	MCILoadBalancerPool string
+	MCILoadBalancerPort int
+	// ProviderIngressClass is the spec.controller of the IngressClass the
+	// provider serves (--provider-ingress-class); required with a provider.
+	ProviderIngressClass string
 	// Features are the feature gates (package features), set by
 	// --feature-gates; nil means every gate at its default.
 	Features featuregate.FeatureGate
@@ -485,8 +499,32 @@ var builders = []builder{
 		return out, nil
 	}},
 	{multiclusteringress.ControllerName, func(s *shared) ([]setup, error) {
-		return []setup{&multiclusteringress.Reconciler{Client: s.client, Events: &eventrecord.Recorder{
-			Events: s.recorders.For(multiclusteringress.EventSource), Scheme: s.mgr.GetScheme()}}}, nil
+		r := &multiclusteringress.Reconciler{Client: s.client, IngressClass: s.opts.ProviderIngressClass, Events: &eventrecord.Recorder{
+			Events: s.recorders.For(multiclusteringress.EventSource), Scheme: s.mgr.GetScheme()}}
+		if s.opts.MultiClusterProvider == "" {
+			return []setup{r}, nil
+		}
+		if s.opts.ProviderIngressClass == "" {
+			return nil, errors.New("--multicluster-provider needs --provider-ingress-class: the spec.controller of the IngressClass whose MultiClusterIngresses the provider serves")
+		}
+		switch s.opts.MultiClusterProvider {
+		case loadbalancer.LocalName:
+			pool, err := loadbalancer.ParsePool(s.opts.MCILoadBalancerPool)
+			if err != nil {
+				return nil, fmt.Errorf("--mci-lb-pool: %w", err)
+			}
+			if s.opts.MCILoadBalancerPort < 1 || s.opts.MCILoadBalancerPort > 65535 {
+				return nil, fmt.Errorf("--mci-lb-port %d: want a port from 1 to 65535", s.opts.MCILoadBalancerPort)
+			}
+			local := &loadbalancer.LocalIngress{Client: s.client, Pool: pool, Port: s.opts.MCILoadBalancerPort}
+			if err := s.mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { <-ctx.Done(); local.Close(); return nil })); err != nil {
+				return nil, err
+			}
+			r.LoadBalancer = local
+		default:
+			return nil, fmt.Errorf("--multicluster-provider %q: the built-in provider is %q; a cloud's provider implements loadbalancer.IngressProvider", s.opts.MultiClusterProvider, loadbalancer.LocalName)
+		}
+		return []setup{r, &multiclusteringress.Exports{Client: s.client, IngressClass: s.opts.ProviderIngressClass}}, nil
 	}},
 	{multiclusterservice.DispatchControllerName, func(s *shared) ([]setup, error) {
 		if !features.Or(s.opts.Features).Enabled(features.MultiClusterService) {

@@ -14,17 +14,21 @@ package multiclusteringress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -35,10 +39,12 @@ import (
 	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	remedyv1alpha1 "github.com/flotilla-io/flotilla/api/remedy/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
+	"github.com/flotilla-io/flotilla/internal/controller/networking/loadbalancer"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
+	"github.com/flotilla-io/flotilla/internal/model/mcs"
 )
 
 // ControllerName is the controller's name in --controllers.
@@ -49,13 +55,22 @@ const EventSource = "multiclusteringress-controller"
 
 var backendsFound = eventrecord.Operation{Failed: events.BackendServiceNotFound}
 
-// Reconciler keeps the status.serviceLocations of one MultiClusterIngress.
+// Reconciler keeps the status of one MultiClusterIngress: serviceLocations
+// and trafficBlockClusters always; with a provider, for a MultiClusterIngress
+// of its IngressClass, also the load balancer (status.loadBalancer) and the
+// Finalizer that releases it.
 type Reconciler struct {
-	// Client reads MultiClusterIngresses, Services and ResourceBindings
-	// (cached) and writes MultiClusterIngress status.
+	// Client reads MultiClusterIngresses, Services, ResourceBindings,
+	// Clusters and IngressClasses (cached) and writes MultiClusterIngresses.
 	Client client.Client
-	// Events gets BackendServiceNotFound.
+	// Events gets BackendServiceNotFound and MCILoadBalance.
 	Events *eventrecord.Recorder
+	// LoadBalancer is the provider (--multicluster-provider); nil serves
+	// no traffic.
+	LoadBalancer loadbalancer.IngressProvider
+	// IngressClass is the spec.controller of the IngressClasses the
+	// provider serves (--provider-ingress-class).
+	IngressClass string
 }
 
 var _ reconcile.Reconciler = &Reconciler{}
@@ -82,6 +97,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
 				return !ok1 || !ok2 || !slices.Equal(o.Status.RemedyActions, n.Status.RemedyActions)
 			}})).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			svc, ok := strings.CutPrefix(o.GetLabels()[mcs.ServiceNameLabel], mcs.DerivedServiceName(""))
+			if !ok || r.LoadBalancer == nil || o.GetLabels()[mcs.SliceManagedByLabel] != mcs.ImportedSliceManager {
+				return nil
+			}
+			return r.referencing(ctx, o.GetNamespace(), svc)
+		})).
+		Watches(&networkingv1.IngressClass{}, handler.EnqueueRequestsFromMapFunc(r.all)).
 		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
 }
@@ -122,6 +145,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, mci); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	served := false
+	if r.LoadBalancer != nil && mci.DeletionTimestamp.IsZero() {
+		var err error
+		if served, err = ClassMatches(ctx, r.Client, mci, r.IngressClass); err != nil {
+			if errors.Is(err, ErrClass) { // waits for an IngressClass change
+				r.Events.Outcome(loadBalance, err, "", mci)
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, err
+		}
+	}
+	held := controllerutil.ContainsFinalizer(mci, Finalizer)
+	if held && !served { // deleted, or no longer of the provider's class
+		if err := r.release(ctx, mci); err != nil {
+			return ctrl.Result{}, err
+		}
+		controllerutil.RemoveFinalizer(mci, Finalizer)
+		if err := r.Client.Update(ctx, mci); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if mci.DeletionTimestamp.IsZero() {
+			patch := client.MergeFrom(mci.DeepCopy())
+			mci.Status.LoadBalancer = networkingv1.IngressLoadBalancerStatus{}
+			if err := r.Client.Status().Patch(ctx, mci, patch); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	if !mci.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	if served && controllerutil.AddFinalizer(mci, Finalizer) {
+		if err := r.Client.Update(ctx, mci); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	locations, missing, err := r.ServiceLocations(ctx, mci)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -135,15 +194,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if slices.Equal(blocked, mci.Status.TrafficBlockClusters) && slices.EqualFunc(locations, mci.Status.ServiceLocations, func(a, b networkingv1alpha1.ServiceLocation) bool {
-		return a.Name == b.Name && slices.Equal(a.Clusters, b.Clusters)
-	}) {
-		return ctrl.Result{}, nil
-	}
-	patch := client.MergeFrom(mci.DeepCopy())
+	before := mci.DeepCopy()
 	mci.Status.ServiceLocations = locations
 	mci.Status.TrafficBlockClusters = blocked
-	return reconciler.Result(ctrl.Result{}, r.Client.Status().Patch(ctx, mci, patch))
+	var serveErr error
+	if served {
+		serveErr = r.serve(ctx, mci)
+	}
+	if equality.Semantic.DeepEqual(before.Status, mci.Status) {
+		return ctrl.Result{}, serveErr
+	}
+	err = r.Client.Status().Patch(ctx, mci, client.MergeFrom(before))
+	return reconciler.Result(ctrl.Result{}, errors.Join(serveErr, err))
 }
 
 // ServiceLocations computes status.serviceLocations of mci, and says why
