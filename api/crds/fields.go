@@ -137,7 +137,11 @@ var Fields = []FieldUse{
 
 	// Networking.
 	{Kinds: []string{"MultiClusterService"}, Path: "spec", Subtree: true, ActedOnBy: "multiClusterService, endpointsliceCollect and endpointsliceDispatch controllers"},
-	{Kinds: []string{"MultiClusterIngress"}, Path: "spec", Subtree: true, NotActing: "its backends give status.serviceLocations and trafficBlockClusters (multiClusterIngress controller); no provider serves its traffic yet"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec", ActedOnBy: "multiClusterIngress controller"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec.ingressClassName", ActedOnBy: "multiClusterIngress controller (served when the class's spec.controller is --provider-ingress-class)"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec.defaultBackend", Subtree: true, ActedOnBy: "multiClusterIngress controller (serviceLocations, the provider's routes)"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec.rules", Subtree: true, ActedOnBy: "multiClusterIngress controller (serviceLocations, the provider's routes)"},
+	{Kinds: []string{"MultiClusterIngress"}, Path: "spec.tls", Subtree: true, NotActing: "the local provider serves plain HTTP (a cloud's provider would terminate TLS); stored"},
 	{Kinds: []string{"ServiceExport"}, Path: "spec", ActedOnBy: "serviceExport controller"},
 	{Kinds: []string{"ServiceExport"}, Path: "spec.exportedLabels", Subtree: true, NotActing: "mcs-api's newer field, not in Karmada's mcs-api; stored"},
 	{Kinds: []string{"ServiceExport"}, Path: "spec.exportedAnnotations", Subtree: true, NotActing: "mcs-api's newer field, not in Karmada's mcs-api; stored"},

@@ -274,7 +274,7 @@ func (ln *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("MultiClusterIngress %s: %s", ln.name, b.why), http.StatusServiceUnavailable)
 		return
 	}
-	t := b.targets[int(ln.next.Add(1)%uint64(len(b.targets)))]
+	t := b.targets[int((ln.next.Add(1)-1)%uint64(len(b.targets)))]
 	ln.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
 }
 
