@@ -10,6 +10,14 @@
 // Service does not exist or is not propagated. status.trafficBlockClusters
 // lists the located clusters whose status.remedyActions hold TrafficControl
 // (a Remedy took them out of traffic).
+//
+// With a provider (--multicluster-provider), loadbalancer.go is Karmada's
+// MultiClusterIngress controller: a MultiClusterIngress of the provider's
+// IngressClass (--provider-ingress-class) gets Finalizer and a load
+// balancer from loadbalancer.IngressProvider, written to
+// status.loadBalancer; and serviceexports.go is its
+// serviceexport-propagation controller (Exports), which exports the backend
+// Services so that their endpoints reach the control plane.
 package multiclusteringress
 
 import (
