@@ -1,11 +1,15 @@
 package queue
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -164,5 +168,15 @@ func TestHoldCalledAgainLosesNothing(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the item the first hold kept was lost")
+	}
+}
+
+func TestAll(t *testing.T) {
+	c := fake.NewClientBuilder().WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "b"}}).Build()
+	got := All(c, func() client.ObjectList { return &corev1.NamespaceList{} })(context.Background(), nil)
+	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
+		t.Errorf("All = %v, want requests for namespaces a and b", got)
 	}
 }

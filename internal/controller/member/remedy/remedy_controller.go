@@ -48,7 +48,7 @@ var _ reconcile.Reconciler = &Reconciler{}
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(clusterChanged)).
-		Watches(&remedyv1alpha1.Remedy{}, handler.EnqueueRequestsFromMapFunc(r.allClusters)).
+		Watches(&remedyv1alpha1.Remedy{}, handler.EnqueueRequestsFromMapFunc(queue.All(r.Client, func() client.ObjectList { return &clusterv1alpha1.ClusterList{} }))).
 		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
 }
@@ -79,18 +79,6 @@ func conditionStatusesEqual(a, b *clusterv1alpha1.Cluster) bool {
 		}
 	}
 	return true
-}
-
-func (r *Reconciler) allClusters(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &clusterv1alpha1.ClusterList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
-	}
-	return out
 }
 
 // Reconcile writes the actions of the Remedies that apply to the Cluster

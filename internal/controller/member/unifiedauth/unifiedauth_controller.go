@@ -86,18 +86,7 @@ var _ reconcile.Reconciler = &Reconciler{}
 // changes (which clusters a change concerns depends on the role's rules,
 // also before the change; the Works are rewritten only when they differ).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	allClusters := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
-		list := &clusterv1alpha1.ClusterList{}
-		if err := r.Client.List(ctx, list); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "List Clusters to sync their impersonation config")
-			return nil
-		}
-		out := make([]reconcile.Request, 0, len(list.Items))
-		for _, c := range list.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Name: c.Name}})
-		}
-		return out
-	})
+	allClusters := handler.EnqueueRequestsFromMapFunc(queue.All(r.Client, func() client.ObjectList { return &clusterv1alpha1.ClusterList{} }))
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool {

@@ -55,6 +55,8 @@ import (
 	"github.com/flotilla-io/flotilla/internal/model/mcs"
 )
 
+func mcis() client.ObjectList { return &networkingv1alpha1.MultiClusterIngressList{} }
+
 // ControllerName is the controller's name in --controllers.
 const ControllerName = "multiClusterIngress"
 
@@ -99,7 +101,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			return r.referencing(ctx, o.GetNamespace(), o.GetName())
 		})).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.all),
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(queue.All(r.Client, mcis)),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 				o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
 				n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
@@ -112,22 +114,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return r.referencing(ctx, o.GetNamespace(), svc)
 		})).
-		Watches(&networkingv1.IngressClass{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		Watches(&networkingv1.IngressClass{}, handler.EnqueueRequestsFromMapFunc(queue.All(r.Client, mcis))).
 		WithOptions(queue.Options(mgr, 2)).
 		Complete(r)
-}
-
-// all lists every MultiClusterIngress.
-func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &networkingv1alpha1.MultiClusterIngressList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for i := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-	}
-	return out
 }
 
 // referencing lists the MultiClusterIngresses of namespace that name

@@ -68,7 +68,7 @@ func (d *Dispatcher) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named(DispatchControllerName).
 		For(&networkingv1alpha1.MultiClusterService{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&workv1alpha1.Work{}, worksOf(mcs.Collected, mcs.Dispatched), labelled).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allOf(mgr.GetClient())), builder.WithPredicates(clusterSetChanged())).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(queue.All(mgr.GetClient(), mcsList)), builder.WithPredicates(clusterSetChanged())).
 		WithOptions(queue.Options(mgr, 4)).
 		Complete(d)
 }

@@ -114,7 +114,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).Named(ControllerName).
 		For(&networkingv1alpha1.MultiClusterService{}, builder.WithPredicates(specOrLifecycleChanged())).
-		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(allOf(mgr.GetClient())),
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(queue.All(mgr.GetClient(), mcsList)),
 			builder.WithPredicates(clusterSetChanged())).
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			res := o.(*workv1alpha2.ResourceBinding).Spec.Resource
@@ -175,20 +175,7 @@ func clusterSetChanged() predicate.Predicate {
 	}
 }
 
-// allOf maps any event to every MultiClusterService.
-func allOf(c client.Reader) handler.MapFunc {
-	return func(ctx context.Context, _ client.Object) []ctrl.Request {
-		list := &networkingv1alpha1.MultiClusterServiceList{}
-		if err := c.List(ctx, list); err != nil {
-			return nil
-		}
-		out := make([]ctrl.Request, 0, len(list.Items))
-		for i := range list.Items {
-			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return out
-	}
-}
+func mcsList() client.ObjectList { return &networkingv1alpha1.MultiClusterServiceList{} }
 
 // clusterNames lists the registered clusters (not being removed), sorted.
 func clusterNames(ctx context.Context, c client.Reader) ([]string, error) {

@@ -66,17 +66,7 @@ var DefaultSkippedPatterns = []string{"kube-.*"}
 // any ClusterOverridePolicy change, re-sync every namespace; so does a
 // namespace Work changed or deleted by someone else.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	all := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []ctrl.Request {
-		list := &corev1.NamespaceList{}
-		if err := r.Client.List(ctx, list); err != nil {
-			return nil
-		}
-		reqs := make([]ctrl.Request, 0, len(list.Items))
-		for _, ns := range list.Items {
-			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: ns.Name}})
-		}
-		return reqs
-	})
+	all := handler.EnqueueRequestsFromMapFunc(queue.All(r.Client, func() client.ObjectList { return &corev1.NamespaceList{} }))
 	return ctrl.NewControllerManagedBy(mgr).Named("namespace-sync").
 		For(&corev1.Namespace{}).
 		Watches(&clusterv1alpha1.Cluster{}, all,
