@@ -116,7 +116,7 @@ func clustersJoined(ctx context.Context, flags *genericclioptions.ConfigFlags, n
 		joined.Insert(cl.GetName())
 	}
 	if missing := sets.List(sets.New(names...).Difference(joined)); len(missing) > 0 {
-		return fmt.Errorf("cluster %s not joined; joined clusters: %s", strings.Join(missing, ", "), strings.Join(sets.List(joined), ", "))
+		return notJoined(missing, sets.List(joined))
 	}
 	return nil
 }

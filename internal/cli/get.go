@@ -89,7 +89,7 @@ func memberTargets(ctx context.Context, cp controlPlaneFlags, names []string) ([
 		out = append(out, target{name: n, cfg: mc})
 	}
 	if len(unknown) > 0 {
-		err := fmt.Errorf("cluster %q not found; joined clusters: %s", strings.Join(unknown, ","), strings.Join(all, ", "))
+		err := notJoined(unknown, all)
 		if len(out) == 0 {
 			return nil, err
 		}

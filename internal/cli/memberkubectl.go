@@ -87,7 +87,7 @@ func (g *memberGetter) resolve() (*rest.Config, error) {
 		}
 		joined = append(joined, cl.Name)
 	}
-	return nil, fmt.Errorf("cluster %q not found; joined clusters: %s", *g.cluster, strings.Join(joined, ", "))
+	return nil, notJoined([]string{*g.cluster}, joined)
 }
 
 func (g *memberGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {

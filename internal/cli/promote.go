@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -512,11 +511,7 @@ func checkJoined(ctx context.Context, cp client.Client, name string) error {
 	for _, c := range list.Items {
 		joined = append(joined, c.Name)
 	}
-	sort.Strings(joined)
-	if len(joined) == 0 {
-		return fmt.Errorf("cluster %q is not joined to the control plane, and no cluster is: join it first", name)
-	}
-	return fmt.Errorf("cluster %q is not joined to the control plane; joined clusters: %s", name, strings.Join(joined, ", "))
+	return notJoined([]string{name}, joined)
 }
 
 // defaultNamespace is controlPlaneFlags.defaultNamespace for promote's flags.

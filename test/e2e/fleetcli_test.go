@@ -47,7 +47,7 @@ func TestFleetCommands(t *testing.T) {
 		t.Errorf("apply --all-clusters wrote a policy for the Namespace: %s", got)
 	}
 	// A cluster that is not joined: nothing is applied.
-	if out, ok := s.flotillaCmd(withKC([]string{"apply", "-f", cm, "-C", "member1,member9"})...); ok || !strings.Contains(out, "cluster member9 not joined; joined clusters: member1, member2, member3") {
+	if out, ok := s.flotillaCmd(withKC([]string{"apply", "-f", cm, "-C", "member1,member9"})...); ok || !strings.Contains(out, `cluster "member9" is not joined to the control plane; joined clusters: member1, member2, member3`) {
 		t.Errorf("apply -C member1,member9: ok=%v %s", ok, out)
 	}
 	if got := s.get("", "configmap", "only-one", "-n", "fleetcli", "-o", "name"); got != "" {
@@ -73,7 +73,7 @@ func TestFleetCommands(t *testing.T) {
 	if out := run("describe", "-C", "member3", "deployment", "web", "-n", "fleetcli"); !strings.Contains(out, "Name:") || !strings.Contains(out, "web") || !strings.Contains(out, "Replicas:") {
 		t.Errorf("describe -C member3: %s", out)
 	}
-	if out, ok := s.flotillaCmd(withKC([]string{"logs", "-C", "nosuch", "deploy/web", "-n", "fleetcli"})...); ok || !strings.Contains(out, `cluster "nosuch" not found; joined clusters: member1, member2, member3`) {
+	if out, ok := s.flotillaCmd(withKC([]string{"logs", "-C", "nosuch", "deploy/web", "-n", "fleetcli"})...); ok || !strings.Contains(out, `cluster "nosuch" is not joined to the control plane; joined clusters: member1, member2, member3`) {
 		t.Errorf("logs -C nosuch: ok=%v %s", ok, out)
 	}
 
