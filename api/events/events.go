@@ -281,11 +281,19 @@ const (
 	// BackendServiceNotFound (Warning; multiclusteringress-controller): a
 	// backend Service has no ResourceBinding, so it has no location; the
 	// message says whether the Service does not exist or is not propagated.
-	// Raised again only when the message changes.
+	// One per backend Service, raised again only when its message changes.
 	BackendServiceNotFound = "BackendServiceNotFound"
+	// BackendServicePortNotFound (Warning; multiclusteringress-controller):
+	// a backend names a port (by number or name) its Service does not have;
+	// the message lists the Service's ports. One per backend Service,
+	// raised again only when its message changes.
+	BackendServicePortNotFound = "BackendServicePortNotFound"
 	// MCILoadBalance (multiclusteringress-controller): the provider set up
 	// the load balancer of a MultiClusterIngress (Normal; the message has
-	// its address) or could not set it up or release it (Warning; the
-	// message has the provider's error). Raised when the outcome changes.
+	// its address) or released it because its IngressClass changed
+	// (Normal), or could not set it up or release it (Warning; the message
+	// has the provider's error), or no provider serves it because its
+	// IngressClass does not exist, none is named and none is the default, or
+	// several are the default (Warning). Raised when the outcome changes.
 	MCILoadBalance = "MCILoadBalance"
 )

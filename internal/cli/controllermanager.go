@@ -105,9 +105,9 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"addresses the built-in 'local' load balancer provider gives MultiClusterServices of type LoadBalancer: a CIDR (10.255.0.0/24) or a range (10.255.0.10-10.255.0.50); empty configures no provider (needs --feature-gates=MultiClusterService=true)")
 	fl.StringVar(&f.opts.MultiClusterProvider, "multicluster-provider", "",
 		"the provider that serves MultiClusterIngresses: 'local' (one HTTP listener per MultiClusterIngress, on an address of --mci-lb-pool) or empty for none (status.serviceLocations and trafficBlockClusters are written either way)")
-	fl.StringVar(&f.opts.MCILoadBalancerPool, "mci-lb-pool", "127.0.1.0/24",
+	fl.StringVar(&f.opts.MCILoadBalancerPool, "mci-lb-pool", localstack.MCILoadBalancerPool,
 		"with --multicluster-provider=local: the addresses of the MultiClusterIngress listeners, one each (a CIDR or a first-last range; loopback addresses serve this machine only)")
-	fl.IntVar(&f.opts.MCILoadBalancerPort, "mci-lb-port", 8080,
+	fl.IntVar(&f.opts.MCILoadBalancerPort, "mci-lb-port", localstack.MCILoadBalancerPort,
 		"with --multicluster-provider=local: the port every MultiClusterIngress listener listens on; an address whose port is taken is skipped")
 	fl.StringVar(&f.opts.ProviderIngressClass, "provider-ingress-class", "",
 		"the spec.controller of the IngressClass this provider serves: a MultiClusterIngress is served when the IngressClass it names (or the default one) has it; required with --multicluster-provider")

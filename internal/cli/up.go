@@ -552,7 +552,9 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 	}
 	fmt.Fprintf(out, "Feature gates: %s (the local stack turns on MultiClusterService, alpha in Karmada; --feature-gates=MultiClusterService=false turns it off).\n",
 		s.Plan.FeatureGates)
-	fmt.Fprintf(out, "MultiClusterServices of type LoadBalancer get addresses from %s (the local provider: nothing forwards to them).\n\n", localstack.MCSLoadBalancerPool)
+	fmt.Fprintf(out, "MultiClusterServices of type LoadBalancer get addresses from %s (the local provider: nothing forwards to them).\n", localstack.MCSLoadBalancerPool)
+	fmt.Fprintf(out, "MultiClusterIngresses of IngressClass %s (the default) get an HTTP listener on an address of %s, port %d.\n\n",
+		localstack.LocalIngressClass, localstack.MCILoadBalancerPool, localstack.MCILoadBalancerPort)
 	if p.MetricsAdapter.Kind != "" {
 		fmt.Fprintf(out, "Metrics: the members serve simulated usage (kwok); the control plane answers from all of them (kubectl top pods -A).\n\n")
 	}

@@ -61,6 +61,11 @@ const MCSLoadBalancerPool = "10.255.0.0/24"
 const (
 	LocalIngressClass      = "flotilla-local"
 	LocalIngressController = "flotilla.io/local"
+	// MCILoadBalancerPool and MCILoadBalancerPort are where its listeners
+	// listen (the controller manager's defaults, --mci-lb-pool and
+	// --mci-lb-port; --controller-manager-arg changes them).
+	MCILoadBalancerPool = "127.0.1.0/24"
+	MCILoadBalancerPort = 18080
 )
 
 // EffectiveFeatureGates is the --feature-gates value the stack's components

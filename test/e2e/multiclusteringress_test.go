@@ -18,7 +18,9 @@ import (
 // of a Service propagated to member1 and member2, as a Karmada user writes
 // it: status.serviceLocations lists both; a backend Service that does not
 // exist is left out with a BackendServiceNotFound warning, which says
-// "not propagated" once the Service exists without a policy; a Remedy that
+// "not propagated" once the Service exists without a policy; a backend
+// port the Service lacks and an IngressClass that does not exist are
+// Warnings too (BackendServicePortNotFound, MCILoadBalance); a Remedy that
 // takes member2 out of traffic shows in status.trafficBlockClusters, and
 // its deletion clears it.
 func TestMultiClusterIngressLocations(t *testing.T) {
@@ -61,6 +63,27 @@ spec:
 	warning("backend Service mci/api does not exist")
 	s.mustApply(t, "", "apiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: mci}\nspec:\n  ports: [{port: 80}]\n")
 	warning("backend Service mci/api is not propagated")
+
+	// A port the Service does not have, and an IngressClass that does not exist.
+	s.mustApply(t, "", `apiVersion: networking.karmada.io/v1alpha1
+kind: MultiClusterIngress
+metadata: {name: lost, namespace: mci}
+spec:
+  ingressClassName: nosuch
+  defaultBackend: {service: {name: web, port: {number: 81}}}
+`)
+	for reason, want := range map[string]string{
+		"BackendServicePortNotFound": "backend Service mci/web has no port 81 (its ports: 80)",
+		"MCILoadBalance":             `IngressClass "nosuch" does not exist, so no provider serves this MultiClusterIngress (IngressClasses: flotilla-local)`,
+	} {
+		eventually(t, time.Minute, "a "+reason+" warning saying "+want, func() (bool, string) {
+			out := s.get("", "events", "-n", "mci", "--field-selector", "type=Warning,reason="+reason+",involvedObject.name=lost", "-o", "jsonpath={.items[*].message}")
+			return strings.Contains(out, want), out
+		})
+	}
+	if got := s.get("", "multiclusteringress", "lost", "-n", "mci", "-o", "jsonpath={.metadata.finalizers}{.status.loadBalancer}"); got != "{}" && got != "" {
+		t.Errorf("a MultiClusterIngress no provider serves got %q, want no finalizer and no load balancer", got)
+	}
 
 	s.mustApply(t, "", `apiVersion: remedy.karmada.io/v1alpha1
 kind: Remedy
@@ -149,7 +172,7 @@ endpoints: [{addresses: [%s], conditions: {ready: true}}]
 		return strings.HasPrefix(lbIP, "127.0.1."), lbIP
 	})
 	// The MCILoadBalance event gives the port too.
-	addr := net.JoinHostPort(lbIP, "8080")
+	addr := net.JoinHostPort(lbIP, "18080")
 	s.waitFor(t, "Load balancer "+addr+" is set up by the local provider.", "", "events", "-n", "mcitraffic",
 		"--field-selector", "reason=MCILoadBalance,involvedObject.name=shop", "-o", "jsonpath={.items[-1:].message}")
 	for _, obj := range [][]string{{"serviceexport", "web"}, {"propagationpolicy", "propagate-service-web"}} {

@@ -502,6 +502,9 @@ var builders = []builder{
 		r := &multiclusteringress.Reconciler{Client: s.client, IngressClass: s.opts.ProviderIngressClass, Events: &eventrecord.Recorder{
 			Events: s.recorders.For(multiclusteringress.EventSource), Scheme: s.mgr.GetScheme()}}
 		if s.opts.MultiClusterProvider == "" {
+			if s.opts.ProviderIngressClass != "" {
+				return nil, errors.New("--provider-ingress-class names the IngressClass a provider serves: set --multicluster-provider too (the built-in one is 'local')")
+			}
 			return []setup{r}, nil
 		}
 		if s.opts.ProviderIngressClass == "" {

@@ -2,8 +2,8 @@ package multiclusteringress
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -21,47 +21,75 @@ const Finalizer = "karmada.io/multi-cluster-ingress-controller"
 
 var loadBalance = eventrecord.Operation{Succeed: events.MCILoadBalance, Failed: events.MCILoadBalance}
 
-// ErrClass is wrapped by the errors that say why the IngressClass of a
-// MultiClusterIngress cannot be told.
-var ErrClass = errors.New("ingress class")
+// Verdict says whether the provider serves a MultiClusterIngress, by its
+// IngressClass.
+type Verdict int
 
-// ClassMatches reports whether mci is for the provider whose IngressClass
-// controller is class (--provider-ingress-class): the IngressClass it names
-// in spec.ingressClassName, or else the default one (annotated
-// ingressclass.kubernetes.io/is-default-class: "true"), has spec.controller
-// class. No such IngressClass is no match; two defaults are an error, as in
-// Karmada.
-func ClassMatches(ctx context.Context, c client.Reader, mci *networkingv1alpha1.MultiClusterIngress, class string) (bool, error) {
-	name := ""
-	if mci.Spec.IngressClassName != nil {
-		name = *mci.Spec.IngressClassName
-	} else {
-		list := &networkingv1.IngressClassList{}
-		if err := c.List(ctx, list); err != nil {
-			return false, err
-		}
-		var defaults []string
-		for _, ic := range list.Items {
-			if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
-				defaults = append(defaults, ic.Name)
-				if ic.Spec.Controller == class {
-					name = ic.Name
-				}
-			}
-		}
-		if len(defaults) > 1 {
-			return false, fmt.Errorf("%w: several IngressClasses are the default (%s): keep the %s annotation on one, or set spec.ingressClassName",
-				ErrClass, strings.Join(defaults, ", "), networkingv1.AnnotationIsDefaultIngressClass)
-		}
-		if name == "" {
-			return false, nil
+const (
+	// Ours means the IngressClass (named, or the default) has the provider's
+	// controller.
+	Ours Verdict = iota
+	// Others means the IngressClass has another controller; another provider's
+	// MultiClusterIngress, left alone.
+	Others
+	// Unserved means no IngressClass applies (the named one does not exist, or
+	// none is named and none is the default): no provider serves it.
+	Unserved
+	// Unknown means several IngressClasses are the default; what is served is
+	// left as it is until that is resolved.
+	Unknown
+)
+
+// ClassOf tells whether the provider whose IngressClass controller is class
+// (--provider-ingress-class) serves mci, as Karmada's provider does: the
+// IngressClass mci names in spec.ingressClassName, or else the default one
+// (annotated ingressclass.kubernetes.io/is-default-class: "true"), has
+// spec.controller class. why says what a user should fix for Unserved and
+// Unknown. err is a read error, to retry.
+func ClassOf(ctx context.Context, c client.Reader, mci *networkingv1alpha1.MultiClusterIngress, class string) (v Verdict, why string, err error) {
+	list := &networkingv1.IngressClassList{}
+	if err := c.List(ctx, list); err != nil {
+		return Unknown, "", err
+	}
+	var names, defaults []string
+	byName := map[string]*networkingv1.IngressClass{}
+	for i := range list.Items {
+		ic := &list.Items[i]
+		names = append(names, ic.Name)
+		byName[ic.Name] = ic
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
+			defaults = append(defaults, ic.Name)
 		}
 	}
-	ic := &networkingv1.IngressClass{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, ic); err != nil {
-		return false, client.IgnoreNotFound(err)
+	slices.Sort(names)
+	slices.Sort(defaults)
+	var ic *networkingv1.IngressClass
+	switch {
+	case mci.Spec.IngressClassName != nil:
+		if ic = byName[*mci.Spec.IngressClassName]; ic == nil {
+			return Unserved, fmt.Sprintf("IngressClass %q does not exist, so no provider serves this MultiClusterIngress (IngressClasses: %s)",
+				*mci.Spec.IngressClassName, orNone(names)), nil
+		}
+	case len(defaults) > 1:
+		return Unknown, fmt.Sprintf("several IngressClasses are the default (%s): keep the %s annotation on one, or set spec.ingressClassName",
+			strings.Join(defaults, ", "), networkingv1.AnnotationIsDefaultIngressClass), nil
+	case len(defaults) == 0:
+		return Unserved, fmt.Sprintf("spec.ingressClassName is not set and no IngressClass is the default, so no provider serves this MultiClusterIngress (IngressClasses: %s)",
+			orNone(names)), nil
+	default:
+		ic = byName[defaults[0]]
 	}
-	return ic.Spec.Controller == class, nil
+	if ic.Spec.Controller != class {
+		return Others, fmt.Sprintf("IngressClass %s is served by %s, not by this provider (%s)", ic.Name, ic.Spec.Controller, class), nil
+	}
+	return Ours, "", nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // serve has the provider set up (or update) the load balancer of mci, whose

@@ -114,8 +114,8 @@ func (e *Exports) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 	if !svc.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	needed, err := e.needed(ctx, svc)
-	if err != nil {
+	needed, known, err := e.needed(ctx, svc)
+	if err != nil || !known { // an IngressClass change brings it back
 		return ctrl.Result{}, err
 	}
 	if !needed {
@@ -125,23 +125,30 @@ func (e *Exports) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 }
 
 // needed reports whether a live MultiClusterIngress of the provider's class
-// names svc as a backend.
-func (e *Exports) needed(ctx context.Context, svc *corev1.Service) (bool, error) {
+// names svc as a backend; known is false while that cannot be told (several
+// default IngressClasses), and then nothing changes.
+func (e *Exports) needed(ctx context.Context, svc *corev1.Service) (needed, known bool, err error) {
 	list := &networkingv1alpha1.MultiClusterIngressList{}
 	if err := e.Client.List(ctx, list, client.InNamespace(svc.Namespace)); err != nil {
-		return false, err
+		return false, false, err
 	}
+	known = true
 	for i := range list.Items {
 		mci := &list.Items[i]
 		if !mci.DeletionTimestamp.IsZero() || !slices.Contains(BackendServices(mci), svc.Name) {
 			continue
 		}
-		ok, err := ClassMatches(ctx, e.Client, mci, e.IngressClass)
-		if err != nil || ok {
-			return ok, client.IgnoreNotFound(err)
+		v, _, err := ClassOf(ctx, e.Client, mci, e.IngressClass)
+		switch {
+		case err != nil:
+			return false, false, err
+		case v == Ours:
+			return true, true, nil
+		case v == Unknown:
+			known = false
 		}
 	}
-	return false, nil
+	return false, known, nil
 }
 
 func ownerRef(svc *corev1.Service) []metav1.OwnerReference {

@@ -63,8 +63,6 @@ const ControllerName = "multiClusterIngress"
 // EventSource is the component name of its events.
 const EventSource = "multiclusteringress-controller"
 
-var backendsFound = eventrecord.Operation{Failed: events.BackendServiceNotFound}
-
 // Reconciler keeps the status of one MultiClusterIngress: serviceLocations
 // and trafficBlockClusters always; with a provider, for a MultiClusterIngress
 // of its IngressClass, also the load balancer (status.loadBalancer) and the
@@ -142,19 +140,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, mci); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	served := false
+	verdict := Others
 	if r.LoadBalancer != nil && mci.DeletionTimestamp.IsZero() {
+		var why string
 		var err error
-		if served, err = ClassMatches(ctx, r.Client, mci, r.IngressClass); err != nil {
-			if errors.Is(err, ErrClass) { // waits for an IngressClass change
-				r.Events.Outcome(loadBalance, err, "", mci)
-				return ctrl.Result{}, nil
-			}
+		if verdict, why, err = ClassOf(ctx, r.Client, mci, r.IngressClass); err != nil {
 			return ctrl.Result{}, err
 		}
+		if verdict == Unserved || verdict == Unknown { // an IngressClass change brings it back
+			r.Events.Outcome(loadBalance, fmt.Errorf("%s", why), "", mci)
+		}
 	}
+	served := verdict == Ours
 	held := controllerutil.ContainsFinalizer(mci, Finalizer)
-	if held && !served { // deleted, or no longer of the provider's class
+	if held && !served && verdict != Unknown { // deleted, or no longer of the provider's class
 		if err := r.release(ctx, mci); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -163,6 +162,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 		if mci.DeletionTimestamp.IsZero() {
+			if verdict == Others {
+				r.Events.Outcome(loadBalance, nil, "Load balancer released: the MultiClusterIngress's IngressClass is no longer this provider's.", mci)
+			}
 			patch := client.MergeFrom(mci.DeepCopy())
 			mci.Status.LoadBalancer = networkingv1.IngressLoadBalancerStatus{}
 			if err := r.Client.Status().Patch(ctx, mci, patch); err != nil {
@@ -178,15 +180,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	locations, missing, err := r.ServiceLocations(ctx, mci)
+	locations, problems, err := r.ServiceLocations(ctx, mci)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var missingErr error
-	if len(missing) > 0 {
-		missingErr = fmt.Errorf("%s", strings.Join(missing, "; "))
+	for _, svc := range BackendServices(mci) {
+		p := problems[svc]
+		r.Events.Outcome(eventrecord.Operation{Failed: events.BackendServiceNotFound, Instance: svc}, errorOf(p.missing), "", mci)
+		r.Events.Outcome(eventrecord.Operation{Failed: events.BackendServicePortNotFound, Instance: svc}, errorOf(p.port), "", mci)
 	}
-	r.Events.Outcome(backendsFound, missingErr, "", mci)
 	blocked, err := r.blocked(ctx, locations)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -205,39 +207,79 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return reconciler.Result(ctrl.Result{}, errors.Join(serveErr, err))
 }
 
-// ServiceLocations computes status.serviceLocations of mci, and says why
-// each backend Service left out has no location.
-func (r *Reconciler) ServiceLocations(ctx context.Context, mci *networkingv1alpha1.MultiClusterIngress) ([]networkingv1alpha1.ServiceLocation, []string, error) {
-	var out []networkingv1alpha1.ServiceLocation
-	var missing []string
-	for _, svc := range BackendServices(mci) {
-		rb := &workv1alpha2.ResourceBinding{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: mci.Namespace, Name: binding.Name(svc, "Service")}, rb)
-		if apierrors.IsNotFound(err) {
-			why, err := r.whyUnbound(ctx, mci.Namespace, svc)
-			if err != nil {
-				return nil, nil, err
-			}
-			missing = append(missing, why)
-			continue
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, networkingv1alpha1.ServiceLocation{Name: svc, Clusters: Clusters(rb)})
+// backendProblems are what is wrong with one backend Service: it has no
+// location (missing), or a port a backend names is not one of its ports.
+type backendProblems struct{ missing, port string }
+
+func errorOf(msg string) error {
+	if msg == "" {
+		return nil
 	}
-	return out, missing, nil
+	return fmt.Errorf("%s", msg)
 }
 
-func (r *Reconciler) whyUnbound(ctx context.Context, namespace, svc string) (string, error) {
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: svc}, &corev1.Service{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Sprintf("backend Service %s/%s does not exist: create it on the control plane and propagate it", namespace, svc), nil
-	case err != nil:
-		return "", err
+// ServiceLocations computes status.serviceLocations of mci, and says, per
+// backend Service, why it has no location or which port it lacks.
+func (r *Reconciler) ServiceLocations(ctx context.Context, mci *networkingv1alpha1.MultiClusterIngress) ([]networkingv1alpha1.ServiceLocation, map[string]backendProblems, error) {
+	var out []networkingv1alpha1.ServiceLocation
+	problems := map[string]backendProblems{}
+	for _, svc := range BackendServices(mci) {
+		var p backendProblems
+		service := &corev1.Service{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: mci.Namespace, Name: svc}, service)
+		switch {
+		case apierrors.IsNotFound(err):
+			service = nil
+		case err != nil:
+			return nil, nil, err
+		default:
+			p.port = missingPorts(mci, service)
+		}
+		rb := &workv1alpha2.ResourceBinding{}
+		err = r.Client.Get(ctx, client.ObjectKey{Namespace: mci.Namespace, Name: binding.Name(svc, "Service")}, rb)
+		switch {
+		case apierrors.IsNotFound(err) && service == nil:
+			p.missing = fmt.Sprintf("backend Service %s/%s does not exist: create it on the control plane and propagate it", mci.Namespace, svc)
+		case apierrors.IsNotFound(err):
+			p.missing = fmt.Sprintf("backend Service %s/%s is not propagated (no ResourceBinding %s): a PropagationPolicy must select it", mci.Namespace, svc, binding.Name(svc, "Service"))
+		case err != nil:
+			return nil, nil, err
+		default:
+			out = append(out, networkingv1alpha1.ServiceLocation{Name: svc, Clusters: Clusters(rb)})
+		}
+		problems[svc] = p
 	}
-	return fmt.Sprintf("backend Service %s/%s is not propagated (no ResourceBinding %s): a PropagationPolicy must select it", namespace, svc, binding.Name(svc, "Service")), nil
+	return out, problems, nil
+}
+
+// missingPorts says which ports the backends of mci name on svc that svc
+// does not have, or "".
+func missingPorts(mci *networkingv1alpha1.MultiClusterIngress, svc *corev1.Service) string {
+	var missing []string
+	forEachBackend(mci, func(b *networkingv1.IngressBackend) {
+		if b.Service == nil || b.Service.Name != svc.Name {
+			return
+		}
+		p := b.Service.Port
+		if !slices.ContainsFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool {
+			return (p.Name != "" && sp.Name == p.Name) || (p.Name == "" && sp.Port == p.Number)
+		}) {
+			if p.Name != "" {
+				missing = append(missing, fmt.Sprintf("named %q", p.Name))
+			} else {
+				missing = append(missing, fmt.Sprint(p.Number))
+			}
+		}
+	})
+	if len(missing) == 0 {
+		return ""
+	}
+	var have []string
+	for _, sp := range svc.Spec.Ports {
+		have = append(have, strings.TrimPrefix(fmt.Sprintf("%s %d", sp.Name, sp.Port), " "))
+	}
+	return fmt.Sprintf("backend Service %s/%s has no port %s (its ports: %s)", svc.Namespace, svc.Name,
+		strings.Join(slices.Compact(missing), ", "), strings.Join(have, ", "))
 }
 
 // blocked are the clusters of locations whose remedyActions hold
@@ -268,21 +310,28 @@ func (r *Reconciler) blocked(ctx context.Context, locations []networkingv1alpha1
 // backend's and every rule path's, sorted, each once.
 func BackendServices(mci *networkingv1alpha1.MultiClusterIngress) []string {
 	names := sets.New[string]()
-	add := func(b *networkingv1.IngressBackend) {
-		if b != nil && b.Service != nil && b.Service.Name != "" {
+	forEachBackend(mci, func(b *networkingv1.IngressBackend) {
+		if b.Service != nil && b.Service.Name != "" {
 			names.Insert(b.Service.Name)
 		}
+	})
+	return sets.List(names)
+}
+
+// forEachBackend calls f with spec.defaultBackend and every rule path's
+// backend of mci.
+func forEachBackend(mci *networkingv1alpha1.MultiClusterIngress, f func(*networkingv1.IngressBackend)) {
+	if mci.Spec.DefaultBackend != nil {
+		f(mci.Spec.DefaultBackend)
 	}
-	add(mci.Spec.DefaultBackend)
 	for _, rule := range mci.Spec.Rules {
 		if rule.HTTP == nil {
 			continue
 		}
 		for i := range rule.HTTP.Paths {
-			add(&rule.HTTP.Paths[i].Backend)
+			f(&rule.HTTP.Paths[i].Backend)
 		}
 	}
-	return sets.List(names)
 }
 
 // Clusters are the clusters a binding places its Service in or that
