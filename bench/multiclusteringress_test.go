@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/flotilla-io/flotilla/internal/test/testproc"
 )
 
 const mciNS = "mcibench"
@@ -324,15 +326,10 @@ endpoints: [{addresses: [%s], conditions: {ready: true}}]
 // machineAddr is a non-loopback IPv4 address of this machine (an
 // EndpointSlice may not hold a loopback one).
 func machineAddr(b *testing.B) string {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		b.Fatal(err)
+	b.Helper()
+	ip, ok := testproc.MachineIPv4()
+	if !ok {
+		b.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
 	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	b.Skip("no non-loopback IPv4 address for the stand-in backends")
-	return ""
+	return ip
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flotilla-io/flotilla/internal/test/testproc"
 )
 
 // TestMultiClusterIngressLocations applies a MultiClusterIngress in front
@@ -246,18 +248,13 @@ spec:
 	s.waitFor(t, "", "", "serviceexport", "web", "-n", "mcitraffic", "--ignore-not-found", "-o", "name")
 }
 
-// machineIP is a non-loopback IPv4 address of this machine.
+// machineIP is a non-loopback IPv4 address of this machine (an
+// EndpointSlice may not hold a loopback one).
 func machineIP(t *testing.T) string {
 	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
+	ip, ok := testproc.MachineIPv4()
+	if !ok {
+		t.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
 	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String()
-		}
-	}
-	t.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
-	return ""
+	return ip
 }

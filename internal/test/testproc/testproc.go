@@ -56,3 +56,20 @@ func FreePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// MachineIPv4 is a non-loopback, non-link-local IPv4 address of this
+// machine, for a stand-in backend that a member's EndpointSlice points at
+// (an EndpointSlice may not hold a loopback address); ok is false when the
+// machine has none.
+func MachineIPv4() (ip string, ok bool) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", false
+	}
+	for _, a := range addrs {
+		if n, isNet := a.(*net.IPNet); isNet && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String(), true
+		}
+	}
+	return "", false
+}
