@@ -155,7 +155,7 @@ current-context: x
 	}
 	refused("invalid taint", "taint", "member1", "bad key!=v:NoSchedule")
 	refused(`doesn't have a resource type "nosuchkind"`, "get", "nosuchkind", "-C", "member1")
-	refused(`cluster "nosuch" not found`, "get", "deploy", "-C", "nosuch")
+	refused(`cluster "nosuch" is not joined to the control plane; joined clusters: member1, member2, member3`, "get", "deploy", "-C", "nosuch")
 	s.applyIn("member1", `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: ClusterResourceUsage
 metadata: {name: apps-usage}
