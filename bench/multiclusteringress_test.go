@@ -42,7 +42,7 @@ func BenchmarkMultiClusterIngress(b *testing.B) {
 	}
 	h := startHarness(b)
 	h.stopHops()
-	ip := machineAddr(b)
+	ip := testproc.MachineIPv4(b)
 	stand := map[string]string{} // cluster -> ip:port
 	for _, cluster := range []string{"member1", "member2"} {
 		sock, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
@@ -321,15 +321,4 @@ endpoints: [{addresses: [%s], conditions: {ready: true}}]
 	}
 	fmt.Printf("probe requests during the cycles: %d, failed: %d\n", len(answers), errs)
 	mu.Unlock()
-}
-
-// machineAddr is a non-loopback IPv4 address of this machine (an
-// EndpointSlice may not hold a loopback one).
-func machineAddr(b *testing.B) string {
-	b.Helper()
-	ip, ok := testproc.MachineIPv4()
-	if !ok {
-		b.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
-	}
-	return ip
 }

@@ -116,7 +116,7 @@ func TestMultiClusterIngressTraffic(t *testing.T) {
 	s := sharedStackOf(t, 3)
 	// An EndpointSlice may not hold a loopback address: the stand-ins
 	// listen on the machine's own.
-	ip := machineIP(t)
+	ip := testproc.MachineIPv4(t)
 	ports := map[string]int{}
 	for _, cluster := range []string{"member1", "member2"} {
 		sock, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
@@ -246,15 +246,4 @@ spec:
 	}
 	s.waitFor(t, "", "", "propagationpolicy", "propagate-service-web", "-n", "mcitraffic", "--ignore-not-found", "-o", "name")
 	s.waitFor(t, "", "", "serviceexport", "web", "-n", "mcitraffic", "--ignore-not-found", "-o", "name")
-}
-
-// machineIP is a non-loopback IPv4 address of this machine (an
-// EndpointSlice may not hold a loopback one).
-func machineIP(t *testing.T) string {
-	t.Helper()
-	ip, ok := testproc.MachineIPv4()
-	if !ok {
-		t.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
-	}
-	return ip
 }

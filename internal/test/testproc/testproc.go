@@ -59,17 +59,19 @@ func FreePort(t testing.TB) int {
 
 // MachineIPv4 is a non-loopback, non-link-local IPv4 address of this
 // machine, for a stand-in backend that a member's EndpointSlice points at
-// (an EndpointSlice may not hold a loopback address); ok is false when the
+// (an EndpointSlice may not hold a loopback address). It skips tb when the
 // machine has none.
-func MachineIPv4() (ip string, ok bool) {
+func MachineIPv4(tb testing.TB) string {
+	tb.Helper()
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
-		return "", false
+		tb.Fatal(err)
 	}
 	for _, a := range addrs {
 		if n, isNet := a.(*net.IPNet); isNet && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.String(), true
+			return n.IP.String()
 		}
 	}
-	return "", false
+	tb.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
+	return ""
 }

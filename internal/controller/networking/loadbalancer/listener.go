@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
@@ -462,7 +463,7 @@ func (l *LocalIngress) backend(ctx context.Context, mci *networkingv1alpha1.Mult
 		if !allowed.Has(cluster) {
 			continue
 		}
-		j := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return ptrOr(p.Name) == portName })
+		j := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool { return ptr.Deref(p.Name, "") == portName })
 		if j < 0 || s.Ports[j].Port == nil {
 			continue
 		}
@@ -485,13 +486,6 @@ func (l *LocalIngress) backend(ctx context.Context, mci *networkingv1alpha1.Mult
 			ref, strings.Join(sets.List(allowed), ", "), sb.Name)
 	}
 	return b, nil
-}
-
-func ptrOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func portText(p networkingv1.ServiceBackendPort) string {

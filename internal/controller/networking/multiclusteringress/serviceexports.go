@@ -155,11 +155,6 @@ func ownerRef(svc *corev1.Service) []metav1.OwnerReference {
 	return []metav1.OwnerReference{*metav1.NewControllerRef(svc, corev1.SchemeGroupVersion.WithKind("Service"))}
 }
 
-func ownedBy(o metav1.Object, svc *corev1.Service) bool {
-	ref := metav1.GetControllerOf(o)
-	return ref != nil && ref.UID == svc.UID
-}
-
 // export makes the ServiceExport of svc and keeps its policy on the
 // clusters of svc's binding (none while it has no binding).
 func (e *Exports) export(ctx context.Context, svc *corev1.Service) error {
@@ -198,7 +193,7 @@ func (e *Exports) export(ctx context.Context, svc *corev1.Service) error {
 	if err != nil {
 		return err
 	}
-	if !ownedBy(pp, svc) || pp.Spec.Placement.ClusterAffinity == nil || slices.Equal(pp.Spec.Placement.ClusterAffinity.ClusterNames, clusters) {
+	if !metav1.IsControlledBy(pp, svc) || pp.Spec.Placement.ClusterAffinity == nil || slices.Equal(pp.Spec.Placement.ClusterAffinity.ClusterNames, clusters) {
 		return nil // the user's own policy, or up to date
 	}
 	pp.Spec.Placement.ClusterAffinity.ClusterNames = clusters
@@ -209,7 +204,7 @@ func (e *Exports) export(ctx context.Context, svc *corev1.Service) error {
 func (e *Exports) withdraw(ctx context.Context, svc *corev1.Service) error {
 	pp := &policyv1alpha1.PropagationPolicy{}
 	err := e.Client.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: ExportPolicyName(svc.Name)}, pp)
-	if err == nil && ownedBy(pp, svc) {
+	if err == nil && metav1.IsControlledBy(pp, svc) {
 		err = e.Client.Delete(ctx, pp)
 	}
 	if client.IgnoreNotFound(err) != nil {
@@ -218,7 +213,7 @@ func (e *Exports) withdraw(ctx context.Context, svc *corev1.Service) error {
 	se := &unstructured.Unstructured{}
 	se.SetGroupVersionKind(mcs.ServiceExportGVK)
 	err = e.Client.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: svc.Name}, se)
-	if err == nil && ownedBy(se, svc) {
+	if err == nil && metav1.IsControlledBy(se, svc) {
 		err = e.Client.Delete(ctx, se)
 	}
 	return client.IgnoreNotFound(err)
