@@ -28,6 +28,8 @@ func TestAllServesEveryKarmadaKind(t *testing.T) {
 		"propagationpolicies.policy.karmada.io",
 		"remedies.remedy.karmada.io",
 		"resourcebindings.work.karmada.io",
+		"rolloutstrategies.rollout.flotilla.io",
+		"clusterrolloutstrategies.rollout.flotilla.io",
 		"resourceinterpretercustomizations.config.karmada.io",
 		"resourceinterpreterwebhookconfigurations.config.karmada.io",
 		"serviceexports.multicluster.x-k8s.io",

@@ -34,6 +34,7 @@ var (
 	propagationPolicies = []string{"PropagationPolicy", "ClusterPropagationPolicy"}
 	overridePolicies    = []string{"OverridePolicy", "ClusterOverridePolicy"}
 	bindings            = []string{"ResourceBinding", "ClusterResourceBinding"}
+	rolloutStrategies   = []string{"RolloutStrategy", "ClusterRolloutStrategy"}
 )
 
 // Fields is the table of every spec field of every served CRD.
@@ -159,6 +160,8 @@ var Fields = []FieldUse{
 	{Kinds: []string{"FederatedResourceQuota"}, Path: "spec", Subtree: true, ActedOnBy: "federatedResourceQuotaSync, federatedResourceQuotaStatus and federatedResourceQuotaEnforcement controllers, scheduler (FederatedQuotaEnforcement), FlotillaValidation admission"},
 	{Kinds: []string{"ClusterProfile"}, Path: "spec", Subtree: true, ActedOnBy: "clusterProfile controller (writes it, one per Cluster; the Cluster Inventory API's consumers read it)"},
 	{Kinds: []string{"Remedy"}, Path: "spec", Subtree: true, ActedOnBy: "remedy controller (Cluster.status.remedyActions)"},
+	// Flotilla's staged rollouts (rollout.flotilla.io).
+	{Kinds: rolloutStrategies, Path: "spec", Subtree: true, ActedOnBy: "rollout controller (the binding's status.rollout, which the binding controller's gate reads)"},
 }
 
 // NotActingMarkdown is the list of the fields that do not act, one

@@ -17,6 +17,7 @@ import (
 	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	remedyv1alpha1 "github.com/flotilla-io/flotilla/api/remedy/v1alpha1"
+	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
@@ -32,6 +33,7 @@ var testScheme = func() *runtime.Scheme {
 		networkingv1alpha1.AddToScheme,
 		policyv1alpha1.AddToScheme,
 		remedyv1alpha1.AddToScheme,
+		rolloutv1alpha1.AddToScheme,
 		workv1alpha1.AddToScheme,
 		workv1alpha2.AddToScheme,
 	} {

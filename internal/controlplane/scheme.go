@@ -17,6 +17,7 @@ import (
 	networkingv1alpha1 "github.com/flotilla-io/flotilla/api/networking/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	remedyv1alpha1 "github.com/flotilla-io/flotilla/api/remedy/v1alpha1"
+	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 )
@@ -38,6 +39,7 @@ func NewScheme() *runtime.Scheme {
 		appsv1alpha1.AddToScheme,
 		remedyv1alpha1.AddToScheme,
 		inventoryv1alpha1.AddToScheme,
+		rolloutv1alpha1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

@@ -353,6 +353,12 @@ type ResourceBindingStatus struct {
 	// AggregatedStatus is the status of the resource in each target cluster.
 	// +optional
 	AggregatedStatus []AggregatedStatusItem `json:"aggregatedStatus,omitempty"`
+
+	// Rollout is Flotilla's staged rollout of the template's latest change,
+	// when the claiming policy names a rollout.flotilla.io strategy
+	// (annotation rollout.flotilla.io/strategy). Not a Karmada field.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // AggregatedStatusItem is the status of the resource in one member cluster.
