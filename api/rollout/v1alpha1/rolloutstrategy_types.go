@@ -19,6 +19,9 @@ const StrategyAnnotation = "rollout.flotilla.io/strategy"
 const (
 	// PausedAnnotation "true" means admit no more clusters.
 	PausedAnnotation = "rollout.flotilla.io/paused"
+	// ResumeAnnotation is a timestamp: give the failed clusters a new
+	// progressDeadline (set with the removal of PausedAnnotation).
+	ResumeAnnotation = "rollout.flotilla.io/resume"
 	// RestartAnnotation is a timestamp: start the rollout again from the
 	// first wave, forgiving failures.
 	RestartAnnotation = "rollout.flotilla.io/restart"

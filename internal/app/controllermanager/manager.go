@@ -68,6 +68,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/execution"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/federatedresourcequota"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/namespace"
+	"github.com/flotilla-io/flotilla/internal/controller/propagation/rollout"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/scheduling"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/status"
 	"github.com/flotilla-io/flotilla/internal/controller/propagation/validation"
@@ -89,7 +90,7 @@ import (
 )
 
 // AllControllers lists the controller names Options.Controllers accepts.
-var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", "namespace",
+var AllControllers = []string{"cluster", "detector", "scheduler", "binding", "execution", "status", rollout.ControllerName, "namespace",
 	cronfederatedhpa.ControllerName, "validation", dependencies.ControllerName,
 	serviceexport.ControllerName, endpointslice.ControllerName, serviceimport.ControllerName,
 	multiclusterservice.ControllerName, serviceexport.CollectControllerName, multiclusterservice.DispatchControllerName,
@@ -370,6 +371,13 @@ var builders = []builder{
 			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Interpreter: s.interp, Resources: s.detector.ResourceFor,
 				Kind: kind, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled, Clock: s.opts.Clock,
 				Events: s.events(byKind(kind, "resource-binding-status-controller", "cluster-resource-binding-status-controller"))})
+		}
+		return out, nil
+	}},
+	{rollout.ControllerName, func(s *shared) ([]setup, error) {
+		var out []setup
+		for _, kind := range binding.Kinds {
+			out = append(out, &rollout.Reconciler{Client: s.client, Kind: kind, Clock: s.opts.Clock, Events: s.events("rollout-controller")})
 		}
 		return out, nil
 	}},

@@ -216,6 +216,15 @@ func (r *Recorder) Normal(o runtime.Object, reason, msg string) {
 	r.normal(o, reason, msg)
 }
 
+// Warning raises a Warning event with reason and msg on o, for a change
+// the caller detected itself; warnings are never held back.
+func (r *Recorder) Warning(o runtime.Object, reason, msg string) {
+	if r == nil || r.Events == nil || o == nil {
+		return
+	}
+	r.Events.Event(o, corev1.EventTypeWarning, reason, msg)
+}
+
 // normal raises a Normal event now, or holds it while Busy.
 func (r *Recorder) normal(o runtime.Object, reason, msg string) {
 	if r.Busy == nil || !r.Busy() {

@@ -80,6 +80,10 @@ type Wave struct {
 
 // Cluster is what one target cluster reports.
 type Cluster struct {
+	// Done says the cluster is through for this change: it was Healthy
+	// for MinSuccessTime, or already ran the change when the rollout
+	// started. It stays done.
+	Done bool
 	// Admitted says the cluster has been given the new rendering.
 	Admitted bool
 	// AdmittedAt is when it was.
@@ -195,7 +199,10 @@ func orderWaves(waves []Wave) []Wave {
 // state classifies one cluster and keeps the earliest timer in d.
 func (in Input) state(name string, d *Decision) state {
 	c, ok := in.Clusters[name]
-	if !ok || !c.Admitted {
+	switch {
+	case ok && c.Done:
+		return done
+	case !ok || !c.Admitted:
 		return waiting
 	}
 	if c.Healthy {
@@ -406,25 +413,29 @@ func countDone(w Wave, st map[string]state) int {
 	return n
 }
 
-// GroupByLabel builds the waves of clusters (name → labels) grouped by the
-// value of label key, in the order of groups; clusters whose value is in
-// no group (or that lack the label) form a last wave, "(other)". Cluster
-// names are sorted within a wave; empty waves are kept, so that indexes
-// match groups.
-func GroupByLabel(clusters map[string]map[string]string, key string, groups []string) []Wave {
-	waves := make([]Wave, len(groups))
-	for i, g := range groups {
-		waves[i].Name = g
+// GroupBy builds waves named names from clusters: a cluster joins the
+// first wave i for which in(cluster, i) holds; the others form a last wave,
+// "(other)". Cluster names are sorted within a wave; empty waves are kept,
+// so that indexes match names.
+func GroupBy(clusters []string, names []string, in func(cluster string, wave int) bool) []Wave {
+	waves := make([]Wave, len(names))
+	for i, n := range names {
+		waves[i].Name = n
 	}
 	other := Wave{Name: "(other)"}
-	for name, labels := range clusters {
-		v, ok := labels[key]
-		i := slices.Index(groups, v)
-		if !ok || i < 0 {
-			other.Clusters = append(other.Clusters, name)
+	for _, c := range clusters {
+		i := -1
+		for j := range names {
+			if in(c, j) {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			other.Clusters = append(other.Clusters, c)
 			continue
 		}
-		waves[i].Clusters = append(waves[i].Clusters, name)
+		waves[i].Clusters = append(waves[i].Clusters, c)
 	}
 	for i := range waves {
 		slices.Sort(waves[i].Clusters)
@@ -434,4 +445,20 @@ func GroupByLabel(clusters map[string]map[string]string, key string, groups []st
 		waves = append(waves, other)
 	}
 	return waves
+}
+
+// GroupByLabel builds the waves of clusters (name → labels) grouped by the
+// value of label key, in the order of groups; clusters whose value is in
+// no group (or that lack the label) form a last wave, "(other)". Cluster
+// names are sorted within a wave; empty waves are kept, so that indexes
+// match groups.
+func GroupByLabel(clusters map[string]map[string]string, key string, groups []string) []Wave {
+	names := make([]string, 0, len(clusters))
+	for name := range clusters {
+		names = append(names, name)
+	}
+	return GroupBy(names, groups, func(c string, i int) bool {
+		v, ok := clusters[c][key]
+		return ok && v == groups[i]
+	})
 }

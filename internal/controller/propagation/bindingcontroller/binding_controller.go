@@ -99,7 +99,7 @@ func (r *Reconciler) newBinding() binding.Object {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	specOrMetadata := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("binding")).
-		For(r.newBinding(), builder.WithPredicates(specOrMetadata)).
+		For(r.newBinding(), builder.WithPredicates(predicate.Or[client.Object](specOrMetadata, rolloutChanged))).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
 			return binding.WorkOwner(o, r.Kind)
 		}), builder.WithPredicates(predicate.Funcs{
@@ -272,6 +272,9 @@ type rendering struct {
 	// Karmada's records of them for the Work (override.ApplyForWork).
 	applied         override.Applied
 	workAnnotations map[string]string
+	// rollout are the staged-rollout gate's Work annotations (stage); nil
+	// when the binding has no strategy.
+	rollout map[string]string
 }
 
 // render computes, without writing anything, the manifest of every target
@@ -355,7 +358,11 @@ func (r *Reconciler) writeWorks(ctx context.Context, b binding.Object, id string
 			wg.Go(func() { errs[i] = r.markStale(ctx, b, ns, rd.err) })
 			continue
 		}
-		wg.Go(func() { errs[i] = r.ensureWork(ctx, b, id, rd) })
+		wg.Go(func() {
+			if errs[i] = r.stage(ctx, b, &rd); errs[i] == nil {
+				errs[i] = r.ensureWork(ctx, b, id, rd)
+			}
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -466,7 +473,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id string
 	if exists && !stale && len(w.Spec.Workload.Manifests) == 1 && string(w.Spec.Workload.Manifests[0].Raw) == string(raw) &&
 		w.Labels[binding.IDLabel(b)] == id && ptrBoolEq(w.Spec.PreserveResourcesOnDeletion, spec.PreserveResourcesOnDeletion) &&
 		ptrBoolEq(w.Spec.SuspendDispatching, suspend) && override.SameWorkAnnotations(w.Annotations, rd.workAnnotations) &&
-		w.Annotations[policymatch.ConflictResolutionAnnotation] == conflict {
+		w.Annotations[policymatch.ConflictResolutionAnnotation] == conflict && sameRolloutAnnotations(w.Annotations, rd.rollout) {
 		return nil
 	}
 	labels := w.Labels
@@ -491,6 +498,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id string
 	} else {
 		delete(annotations, policymatch.ConflictResolutionAnnotation)
 	}
+	setRolloutAnnotations(annotations, rd.rollout)
 	w.Annotations = override.SetWorkAnnotations(annotations, rd.workAnnotations)
 	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
 	w.Spec.PreserveResourcesOnDeletion = spec.PreserveResourcesOnDeletion

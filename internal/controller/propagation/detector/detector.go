@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
@@ -510,7 +511,8 @@ func policySpecUnchanged(o, n any) bool {
 	if !ok1 || !ok2 || !oo.GetDeletionTimestamp().Equal(nn.GetDeletionTimestamp()) {
 		return false
 	}
-	return oo.GetGeneration() == nn.GetGeneration() && oo.GetGeneration() != 0
+	return oo.GetGeneration() == nn.GetGeneration() && oo.GetGeneration() != 0 &&
+		oo.GetAnnotations()[rolloutv1alpha1.StrategyAnnotation] == nn.GetAnnotations()[rolloutv1alpha1.StrategyAnnotation]
 }
 
 func (d *Detector) enqueueForBinding(obj any) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,6 +22,7 @@ import (
 	configv1alpha1 "github.com/flotilla-io/flotilla/api/config/v1alpha1"
 	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
+	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
@@ -534,6 +536,14 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 	} else {
 		delete(annotations, template.FingerprintAnnotation)
 	}
+	// The policy's staged-rollout strategy, in the same write as the
+	// template change it stages: the binding controller's gate and the
+	// change can never be seen apart.
+	if st := rolloutStrategy(p.obj); st != "" {
+		annotations[rolloutv1alpha1.StrategyAnnotation] = st
+	} else {
+		delete(annotations, rolloutv1alpha1.StrategyAnnotation)
+	}
 	if shape.revision != "" {
 		annotations[interpreter.RevisionAnnotation] = shape.revision
 	} else {
@@ -545,6 +555,24 @@ func desiredBinding(b, current binding.Object, obj *unstructured.Unstructured, p
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}})
 	return b
+}
+
+// rolloutStrategy is the strategy a policy names with the annotation
+// rollout.flotilla.io/strategy, qualified by kind: "RolloutStrategy/<name>"
+// (in the policy's namespace) or "ClusterRolloutStrategy/<name>" (a
+// ClusterPropagationPolicy's plain name, or one qualified so); "" for none.
+func rolloutStrategy(policy client.Object) string {
+	if policy == nil {
+		return ""
+	}
+	v := strings.TrimSpace(policy.GetAnnotations()[rolloutv1alpha1.StrategyAnnotation])
+	switch {
+	case v == "", strings.Contains(v, "/"):
+		return v
+	case policy.GetNamespace() == "":
+		return "ClusterRolloutStrategy/" + v
+	}
+	return "RolloutStrategy/" + v
 }
 
 // createBinding creates a new binding, born with the binding controller's

@@ -42,6 +42,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
+	"github.com/flotilla-io/flotilla/internal/core/rollout"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 )
@@ -284,7 +285,7 @@ func evictingWithWorks(spec *workv1alpha2.ResourceBindingSpec, works map[string]
 // condition from the Works of the target clusters.
 func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alpha1.Work) ([]workv1alpha2.AggregatedStatusItem, metav1.Condition) {
 	var items []workv1alpha2.AggregatedStatusItem
-	var pending, stale, held []string
+	var pending, stale, held, staged []string
 	for _, tc := range targets {
 		item := workv1alpha2.AggregatedStatusItem{ClusterName: tc.Name}
 		w := works[tc.Name]
@@ -309,6 +310,10 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 			// Applied, but dispatching is suspended (the policy's
 			// suspension) since an earlier version.
 			held = append(held, tc.Name)
+		} else if _, waits := w.Annotations[rollout.PendingAnnotation]; waits {
+			// Applied, but the staged rollout holds the new rendering
+			// back: the cluster runs the previous one.
+			staged = append(staged, tc.Name)
 		} else if _, old := w.Annotations[binding.StaleRenderingAnnotation]; old {
 			// Applied, but an earlier rendering: the current one could not
 			// be made for this cluster.
@@ -330,6 +335,10 @@ func Aggregate(targets []workv1alpha2.TargetCluster, works map[string]*workv1alp
 		sort.Strings(held)
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
 		cond.Message = fmt.Sprintf("Dispatching is suspended in %d of %d clusters, which hold an earlier version of the template: %s", len(held), len(targets), strings.Join(held, ", "))
+	case len(staged) > 0:
+		sort.Strings(staged)
+		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
+		cond.Message = fmt.Sprintf("A staged rollout holds the template's latest change back from %d of %d clusters, which run the previous one (see the Progressing condition): %s", len(staged), len(targets), strings.Join(staged, ", "))
 	case len(stale) > 0:
 		sort.Strings(stale)
 		cond.Status, cond.Reason = metav1.ConditionFalse, workv1alpha2.FullyAppliedFailedReason
