@@ -21,10 +21,12 @@ import (
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
+	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/override"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/core/scheduler"
+	"github.com/flotilla-io/flotilla/internal/core/rollout"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 	"github.com/flotilla-io/flotilla/internal/model/template"
 )
@@ -169,6 +171,9 @@ func explain(ctx context.Context, w io.Writer, cp controlPlaneFlags, kindArg, na
 	}
 	if line := describeDependencies(b.GetAnnotations()[binding.DependenciesAnnotation], spec.PropagateDeps); line != "" {
 		fmt.Fprintf(w, "  Dependencies: %s\n", line)
+	}
+	if line := describeRollout(b.GetAnnotations()[rolloutv1alpha1.StrategyAnnotation], status); line != "" {
+		fmt.Fprintf(w, "  Rollout:    %s\n", line)
 	}
 	clusters := &clusterv1alpha1.ClusterList{}
 	if err := cl.List(ctx, clusters); err == nil {
@@ -487,6 +492,9 @@ func workLine(cluster string, wk *workv1alpha1.Work, health workv1alpha2.Resourc
 	if wk.Spec.SuspendDispatching != nil && *wk.Spec.SuspendDispatching {
 		line += ", dispatching suspended"
 	}
+	if _, held := wk.Annotations[rollout.PendingAnnotation]; held {
+		line += ", held by the staged rollout (runs the previous rendering)"
+	}
 	if health != "" {
 		line += ", " + strings.ToLower(string(health))
 	}
@@ -496,6 +504,37 @@ func workLine(cluster string, wk *workv1alpha1.Work, health workv1alpha2.Resourc
 		}
 	}
 	return line
+}
+
+// describeRollout says, for a binding under a staged rollout, which wave
+// the template's latest change is in and what it waits for; "" without a
+// strategy.
+func describeRollout(ref string, st *workv1alpha2.ResourceBindingStatus) string {
+	if ref == "" {
+		return ""
+	}
+	c := meta.FindStatusCondition(st.Conditions, workv1alpha2.Progressing)
+	if c == nil || st.Rollout == nil {
+		return "staged by " + ref + "; not yet observed by the rollout controller"
+	}
+	line := fmt.Sprintf("staged by %s; %s: %s", ref, c.Reason, c.Message)
+	ro := st.Rollout
+	if int(ro.CurrentWave) < len(ro.Waves) && c.Reason == workv1alpha2.RolloutProgressing {
+		var waiting []string
+		for _, cl := range ro.Clusters {
+			if cl.Wave == ro.CurrentWave && cl.Phase == workv1alpha2.ClusterRolloutProgressing {
+				what := "to become Healthy"
+				if cl.HealthySince != nil {
+					what = "to stay Healthy for minSuccessTime"
+				}
+				waiting = append(waiting, cl.Name+" "+what)
+			}
+		}
+		if len(waiting) > 0 {
+			line += "; waiting for " + strings.Join(waiting, ", ")
+		}
+	}
+	return line + " (flotilla rollout status shows every cluster)"
 }
 
 // describeDependencies lists, from a workload binding's

@@ -66,23 +66,12 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
 			}
 			rb.Spec.TTLSecondsAfterFinished = &ttl
 			for _, arg := range args {
-				typ, n, ok := strings.Cut(arg, "/")
-				if !ok || typ == "" || n == "" {
-					return usageError{fmt.Errorf("%q: name workloads as TYPE/NAME, for example deployment/web", arg)}
-				}
-				gvr, err := mapper.ResourceFor(schema.ParseGroupResource(typ).WithVersion(""))
-				if meta.IsNoMatchError(err) {
-					return fmt.Errorf("%q: the control plane serves no resource type %q (kubectl api-resources lists them)", arg, typ)
-				}
-				if err != nil {
-					return fmt.Errorf("%q: %w", arg, err)
-				}
-				gvk, err := mapper.KindFor(gvr)
+				gvk, n, namespaced, err := resolveWorkload(mapper, arg)
 				if err != nil {
 					return err
 				}
 				ref := appsv1alpha1.ObjectReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: n}
-				if m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil && m.Scope.Name() == "namespace" {
+				if namespaced {
 					ref.Namespace = ns
 				}
 				rb.Spec.Workloads = append(rb.Spec.Workloads, ref)
@@ -136,6 +125,30 @@ WorkloadRebalancer is deleted --ttl seconds after it finishes.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait for the result")
 	cmd.Flags().Int32Var(&ttl, "ttl", 300, "seconds the WorkloadRebalancer is kept after it finishes (spec.ttlSecondsAfterFinished)")
 	return cmd
+}
+
+// resolveWorkload reads a TYPE/NAME argument ("deployment/web",
+// "deploy/web", "configmaps/x") with the control plane's RESTMapper: the
+// kind, the name, and whether the kind is namespaced. Errors say how to
+// name a workload, or that the control plane serves no such type.
+func resolveWorkload(mapper meta.RESTMapper, arg string) (schema.GroupVersionKind, string, bool, error) {
+	typ, n, ok := strings.Cut(arg, "/")
+	if !ok || typ == "" || n == "" {
+		return schema.GroupVersionKind{}, "", false, usageError{fmt.Errorf("%q: name workloads as TYPE/NAME, for example deployment/web", arg)}
+	}
+	gvr, err := mapper.ResourceFor(schema.ParseGroupResource(typ).WithVersion(""))
+	if meta.IsNoMatchError(err) {
+		return schema.GroupVersionKind{}, "", false, fmt.Errorf("%q: the control plane serves no resource type %q (kubectl api-resources lists them)", arg, typ)
+	}
+	if err != nil {
+		return schema.GroupVersionKind{}, "", false, fmt.Errorf("%q: %w", arg, err)
+	}
+	gvk, err := mapper.KindFor(gvr)
+	if err != nil {
+		return schema.GroupVersionKind{}, "", false, err
+	}
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return gvk, n, err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
 func allResults(rb *appsv1alpha1.WorkloadRebalancer) bool {

@@ -60,7 +60,7 @@ reports their status back.`,
 	}
 	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newSearchCommand(), newInterpretCommand(),
 		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
-		newLogsCommand(), newExecCommand(), newAttachCommand(), newDescribeCommand(), newApplyCommand(), newRebalanceCommand(),
+		newLogsCommand(), newExecCommand(), newAttachCommand(), newDescribeCommand(), newApplyCommand(), newRebalanceCommand(), newRolloutCommand(),
 		newTokenCommand(), newRegisterCommand(), newUnregisterCommand(), newAgentCommand(), newDNSDetectorCommand(), newInstallCommand(), newWebhookCommand())
 	root.AddCommand(extra...)
 	// cobra adds these two lazily, when it runs; add them now so that

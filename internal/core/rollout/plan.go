@@ -327,8 +327,8 @@ func (in Input) planPerGroup(waves []Wave, st map[string]state, d *Decision) {
 		if waveFailed > budget {
 			d.Wave = i
 			d.Phase = Failed
-			d.Message = fmt.Sprintf("wave %s: %d of %d clusters failed (%s), more than the %d tolerated; nothing more is admitted",
-				w.Name, waveFailed, len(w.Clusters), strings.Join(failedIn(w, st), ", "), budget)
+			d.Message = fmt.Sprintf("wave %s: %d of %d clusters not Healthy within the progressDeadline of %s (%s), more than the %d tolerated (maxFailures); nothing more is admitted",
+				w.Name, waveFailed, len(w.Clusters), in.Strategy.ProgressDeadline, strings.Join(failedIn(w, st), ", "), budget)
 			d.Admit = nil
 			return
 		}
@@ -360,8 +360,8 @@ func (in Input) conclude(total, nDone, budget int, d *Decision) {
 	case len(d.Failed) > budget:
 		d.Phase = Failed
 		d.Admit = nil
-		d.Message = fmt.Sprintf("%d of %d clusters failed (%s), more than the %d tolerated; nothing more is admitted",
-			len(d.Failed), total, strings.Join(d.Failed, ", "), budget)
+		d.Message = fmt.Sprintf("%d of %d clusters not Healthy within the progressDeadline of %s (%s), more than the %d tolerated (maxFailures); nothing more is admitted",
+			len(d.Failed), total, in.Strategy.ProgressDeadline, strings.Join(d.Failed, ", "), budget)
 	case nDone+len(d.Failed) == total && len(d.Admit) == 0:
 		d.Phase = Succeeded
 		d.Message = fmt.Sprintf("%d of %d clusters done", nDone, total)

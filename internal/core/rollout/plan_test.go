@@ -56,7 +56,7 @@ func TestPerGroupCanaryNeverHealthy(t *testing.T) {
 		t.Fatalf("before the deadline: %+v, want waiting with a 1 min timer", d)
 	}
 	d = Plan(canaryFirst(c, t0.Add(6*time.Minute)))
-	if d.Phase != Failed || len(d.Admit) != 0 || !slices.Equal(d.Failed, []string{"member1"}) || !strings.Contains(d.Message, "wave canary: 1 of 1 clusters failed (member1)") {
+	if d.Phase != Failed || len(d.Admit) != 0 || !slices.Equal(d.Failed, []string{"member1"}) || !strings.Contains(d.Message, "wave canary: 1 of 1 clusters not Healthy within the progressDeadline of 5m0s (member1)") {
 		t.Fatalf("past the deadline: %+v, want Failed naming member1", d)
 	}
 }

@@ -154,6 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if ro.Aborted {
+		ro.Waves = waveCounts(waves(&strategy.Spec, binding.Spec(b).Placement, labelsOf), ro.Clusters)
 		r.setCondition(b, before, metav1.ConditionFalse, workv1alpha2.RolloutFailed,
 			fmt.Sprintf("revision %s was aborted: the clusters that had it went back to their previous rendering; change the template, or run `flotilla rollout restart`, to roll out again", ro.Revision))
 		return ctrl.Result{}, r.write(ctx, b)
@@ -216,7 +217,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.setCondition(b, before, metav1.ConditionUnknown, workv1alpha2.RolloutPaused, d.Message+"; run `flotilla rollout resume` to go on")
 	case plan.Failed:
 		r.setCondition(b, before, metav1.ConditionFalse, workv1alpha2.RolloutPaused, d.Message+
-			"; fix the template (a new change restarts the rollout), run `flotilla rollout resume` to retry the failed clusters, or `flotilla rollout abort` to take the others back")
+			"; fix the template (a new change restarts the rollout), run `flotilla rollout resume` to give the failed clusters a new deadline, or `flotilla rollout abort` to take the change back")
 	default:
 		ro.CompletionTime = nil
 		r.setCondition(b, before, metav1.ConditionTrue, workv1alpha2.RolloutProgressing, d.Message)
