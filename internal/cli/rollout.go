@@ -63,7 +63,7 @@ template changes or ` + "`flotilla rollout restart`" + ` is run.`,
 				if ro == nil || ro.Revision == "" {
 					return "", fmt.Errorf("%s has no rollout to abort yet", binding.Ref(b))
 				}
-				setAnnotation(b, rolloutv1alpha1.AbortAnnotation, ro.Revision)
+				setAnnotation(b, rolloutv1alpha1.AbortAnnotation, ro.Revision+"@"+time.Now().UTC().Format(time.RFC3339Nano))
 				return "aborted (revision " + ro.Revision + ")", nil
 			}},
 		{"restart", "Roll the change out again from the first wave", `Start the rollout of the template's latest change again from the first wave,

@@ -26,7 +26,8 @@ const (
 	// first wave, forgiving failures.
 	RestartAnnotation = "rollout.flotilla.io/restart"
 	// AbortAnnotation names the revision (status.rollout.revision) to
-	// abort: the clusters already given it go back to the rendering they
+	// abort, as "<revision>@<timestamp>", so that each request is acted on
+	// once: the clusters already given it go back to the rendering they
 	// ran before, and no more are admitted until the template changes or
 	// the rollout is restarted.
 	AbortAnnotation = "rollout.flotilla.io/abort"

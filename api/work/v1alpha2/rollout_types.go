@@ -80,13 +80,15 @@ type RolloutStatus struct {
 	// +optional
 	Clusters []ClusterRollout `json:"clusters,omitempty"`
 
-	// ObservedRestart and ObservedResume are the last
-	// rollout.flotilla.io/restart and rollout.flotilla.io/resume requests
-	// acted on.
+	// ObservedRestart, ObservedResume and ObservedAbort are the last
+	// rollout.flotilla.io/restart, rollout.flotilla.io/resume and
+	// rollout.flotilla.io/abort requests acted on.
 	// +optional
 	ObservedRestart string `json:"observedRestart,omitempty"`
 	// +optional
 	ObservedResume string `json:"observedResume,omitempty"`
+	// +optional
+	ObservedAbort string `json:"observedAbort,omitempty"`
 }
 
 // RolloutWave is one wave of clusters and how far it is.

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
+	"strings"
 )
 
 // Work annotations the binding controller keeps on the Works of a binding
@@ -26,7 +28,24 @@ const (
 	// rollout reached it (EncodeManifest), where `flotilla rollout abort`
 	// returns it.
 	PreviousAnnotation = "rollout.flotilla.io/previous"
+	// RevisionAnnotation is the Revision of the render pass that wrote the
+	// Work. The rollout controller plans only when every target Work
+	// carries the same one: a view caught halfway through the binding
+	// controller's writes could otherwise take a cluster not yet held for
+	// one that is done.
+	RevisionAnnotation = "rollout.flotilla.io/revision"
 )
+
+// Revision identifies a change across a binding's clusters: a hex digest
+// of the distinct Digests of their renderings, so that a cluster joining
+// or leaving with a rendering the others have is not a new change.
+func Revision(digests []string) string {
+	ds := slices.Clone(digests)
+	slices.Sort(ds)
+	ds = slices.Compact(ds)
+	sum := sha256.Sum256([]byte(strings.Join(ds, ",")))
+	return hex.EncodeToString(sum[:6])
+}
 
 // MaxPrevious is the largest encoded previous manifest kept, in bytes
 // (annotations share 256 KiB per object); a larger one is not kept and

@@ -275,6 +275,8 @@ type rendering struct {
 	// rollout are the staged-rollout gate's Work annotations (stage); nil
 	// when the binding has no strategy.
 	rollout map[string]string
+	// digest is the rendering's rollout.Digest, with a strategy only.
+	digest string
 }
 
 // render computes, without writing anything, the manifest of every target
@@ -350,6 +352,10 @@ func keepNamespaces(targets []workv1alpha2.TargetCluster) map[string]bool {
 // others. A cluster whose rendering failed keeps its current Work, marked
 // with StaleRenderingAnnotation; the others go ahead.
 func (r *Reconciler) writeWorks(ctx context.Context, b binding.Object, id string, renderings []rendering) error {
+	revision, err := digestRenderings(b, renderings)
+	if err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(renderings))
 	for i, rd := range renderings {
@@ -359,7 +365,7 @@ func (r *Reconciler) writeWorks(ctx context.Context, b binding.Object, id string
 			continue
 		}
 		wg.Go(func() {
-			if errs[i] = r.stage(ctx, b, &rd); errs[i] == nil {
+			if errs[i] = r.stage(ctx, b, revision, &rd); errs[i] == nil {
 				errs[i] = r.ensureWork(ctx, b, id, rd)
 			}
 		})

@@ -23,7 +23,29 @@ import (
 // rolloutWorkAnnotations are the Work annotations the staged-rollout gate
 // owns: a rendering's rollout map says which are set; the others are
 // removed.
-var rolloutWorkAnnotations = []string{rollout.StrategyWorkAnnotation, rollout.PendingAnnotation, rollout.PreviousAnnotation}
+var rolloutWorkAnnotations = []string{rollout.StrategyWorkAnnotation, rollout.PendingAnnotation, rollout.PreviousAnnotation, rollout.RevisionAnnotation}
+
+// digestRenderings sets the Digest of every rendering of a binding with a
+// strategy and returns their Revision ("" without a strategy).
+func digestRenderings(b binding.Object, renderings []rendering) (string, error) {
+	if b.GetAnnotations()[rolloutv1alpha1.StrategyAnnotation] == "" {
+		return "", nil
+	}
+	var all []string
+	for i := range renderings {
+		rd := &renderings[i]
+		if rd.err != nil {
+			continue
+		}
+		d, err := rollout.Digest(rd.manifest.Object)
+		if err != nil {
+			return "", err
+		}
+		rd.digest = d
+		all = append(all, d)
+	}
+	return rollout.Revision(all), nil
+}
 
 // stage applies the staged-rollout gate (rollout.Gate) to rd when the
 // binding names a strategy (annotation rollout.flotilla.io/strategy, set by
@@ -34,12 +56,12 @@ var rolloutWorkAnnotations = []string{rollout.StrategyWorkAnnotation, rollout.Pe
 // manifest kept in rollout.flotilla.io/previous. It sets rd.rollout, the
 // gate's Work annotations, and may replace rd.manifest. Errors come from
 // reading the Work or decoding a manifest.
-func (r *Reconciler) stage(ctx context.Context, b binding.Object, rd *rendering) error {
+func (r *Reconciler) stage(ctx context.Context, b binding.Object, revision string, rd *rendering) error {
 	strategy := b.GetAnnotations()[rolloutv1alpha1.StrategyAnnotation]
 	if strategy == "" || rd.err != nil {
 		return nil
 	}
-	rd.rollout = map[string]string{rollout.StrategyWorkAnnotation: strategy}
+	rd.rollout = map[string]string{rollout.StrategyWorkAnnotation: strategy, rollout.RevisionAnnotation: revision}
 	spec := binding.Spec(b)
 	w := &workv1alpha1.Work{}
 	key := client.ObjectKey{Namespace: clusterv1alpha1.ExecutionNamespace(rd.cluster), Name: binding.WorkName(spec.Resource.Kind, spec.Resource.Namespace, spec.Resource.Name)}
@@ -54,10 +76,7 @@ func (r *Reconciler) stage(ctx context.Context, b binding.Object, rd *rendering)
 	if err := utiljson.Unmarshal(currentRaw, &current.Object); err != nil {
 		return fmt.Errorf("decode the manifest of Work %s: %w", key, err)
 	}
-	newDigest, err := rollout.Digest(rd.manifest.Object)
-	if err != nil {
-		return err
-	}
+	newDigest := rd.digest
 	curDigest, err := rollout.Digest(current.Object)
 	if err != nil {
 		return err

@@ -12,8 +12,6 @@ package rollout
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -141,14 +139,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			fmt.Sprintf("strategy %s not found: changes are held; create it, or remove the annotation %s from the policy", ref, rolloutv1alpha1.StrategyAnnotation))
 		return ctrl.Result{}, r.write(ctx, b)
 	}
-	facts, labelsOf, err := r.facts(ctx, b)
+	facts, labelsOf, revision, err := r.facts(ctx, b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if revision == "" {
+		// The binding controller is halfway through writing the Works of
+		// a change (their revisions differ): their update events bring
+		// the rest; the requeue is a safety net.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	ann := b.GetAnnotations()
-	r.startOrRestart(ro, facts, ann, now)
-	if ann[rolloutv1alpha1.AbortAnnotation] != "" && ann[rolloutv1alpha1.AbortAnnotation] == ro.Revision && !ro.Aborted {
-		ro.Aborted = true
+	r.startOrRestart(ro, facts, revision, ann, now)
+	if a := ann[rolloutv1alpha1.AbortAnnotation]; a != "" && a != ro.ObservedAbort && strings.Split(a, "@")[0] == ro.Revision {
+		ro.Aborted, ro.ObservedAbort = true, a
 		for i := range ro.Clusters {
 			ro.Clusters[i].Rendering, ro.Clusters[i].Phase, ro.Clusters[i].AdmittedTime, ro.Clusters[i].HealthySince = "", workv1alpha2.ClusterRolloutWaiting, nil, nil
 		}
@@ -234,8 +238,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // cluster already admitted to its target keeps its progress; one that
 // already runs its target without an admission (its rendering did not
 // change, or it was placed with it) is done.
-func (r *Reconciler) startOrRestart(ro *workv1alpha2.RolloutStatus, facts map[string]fact, ann map[string]string, now time.Time) {
-	revision := revisionOf(facts)
+func (r *Reconciler) startOrRestart(ro *workv1alpha2.RolloutStatus, facts map[string]fact, revision string, ann map[string]string, now time.Time) {
 	restart := ann[rolloutv1alpha1.RestartAnnotation] != "" && ann[rolloutv1alpha1.RestartAnnotation] != ro.ObservedRestart
 	fresh := revision != ro.Revision || restart
 	if fresh {
@@ -266,26 +269,15 @@ func (r *Reconciler) startOrRestart(ro *workv1alpha2.RolloutStatus, facts map[st
 	slices.SortFunc(ro.Clusters, func(a, b workv1alpha2.ClusterRollout) int { return strings.Compare(a.Name, b.Name) })
 }
 
-// revisionOf identifies the change: a digest of the distinct targets, so
-// a cluster joining or leaving with the same rendering is not a new change.
-func revisionOf(facts map[string]fact) string {
-	var targets []string
-	for _, f := range facts {
-		targets = append(targets, f.target)
-	}
-	slices.Sort(targets)
-	targets = slices.Compact(targets)
-	sum := sha256.Sum256([]byte(strings.Join(targets, ",")))
-	return hex.EncodeToString(sum[:6])
-}
-
-// facts reads the Works of b's target clusters, and the labels of those
-// clusters. A target without a Work yet is not the rollout's: its first
-// rendering is written at once.
-func (r *Reconciler) facts(ctx context.Context, b binding.Object) (map[string]fact, map[string]map[string]string, error) {
+// facts reads the Works of b's target clusters, the labels of those
+// clusters, and the revision the Works were written for: "" while they
+// disagree (the binding controller is halfway through a change). A target
+// without a Work yet is not the rollout's (its first rendering is written
+// at once), nor one whose rendering failed (it keeps its Work as it is).
+func (r *Reconciler) facts(ctx context.Context, b binding.Object) (map[string]fact, map[string]map[string]string, string, error) {
 	works := &workv1alpha1.WorkList{}
 	if err := r.Client.List(ctx, works, client.MatchingFields{binding.WorkBindingIndex: b.GetLabels()[binding.IDLabel(b)]}); err != nil {
-		return nil, nil, fmt.Errorf("list the Works of %s: %w", binding.Ref(b), err)
+		return nil, nil, "", fmt.Errorf("list the Works of %s: %w", binding.Ref(b), err)
 	}
 	byCluster := map[string]*workv1alpha1.Work{}
 	for i := range works.Items {
@@ -293,11 +285,16 @@ func (r *Reconciler) facts(ctx context.Context, b binding.Object) (map[string]fa
 	}
 	facts := map[string]fact{}
 	labelsOf := map[string]map[string]string{}
+	revisions := map[string]bool{}
 	for _, tc := range binding.Targets(binding.Spec(b)) {
 		w := byCluster[tc.Name]
 		if w == nil || len(w.Spec.Workload.Manifests) != 1 {
 			continue
 		}
+		if _, stale := w.Annotations[binding.StaleRenderingAnnotation]; stale {
+			continue
+		}
+		revisions[w.Annotations[plan.RevisionAnnotation]] = true
 		m := map[string]any{}
 		if err := utiljson.Unmarshal(w.Spec.Workload.Manifests[0].Raw, &m); err != nil {
 			continue // the execution controller reports an undecodable Work
@@ -316,12 +313,21 @@ func (r *Reconciler) facts(ctx context.Context, b binding.Object) (map[string]fa
 		if err := r.Client.Get(ctx, client.ObjectKey{Name: tc.Name}, c); err == nil {
 			labelsOf[tc.Name] = c.Labels
 		} else if !apierrors.IsNotFound(err) {
-			return nil, nil, err
+			return nil, nil, "", err
 		} else {
 			labelsOf[tc.Name] = nil
 		}
 	}
-	return facts, labelsOf, nil
+	revision := ""
+	if len(revisions) == 1 {
+		for rev := range revisions {
+			revision = rev
+		}
+	}
+	if len(facts) == 0 {
+		revision = "-" // nothing placed yet
+	}
+	return facts, labelsOf, revision, nil
 }
 
 // healthy says a Work is applied at its generation, without a pending
