@@ -20,13 +20,13 @@ import (
 
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
-	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
+	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/core/override"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
-	"github.com/flotilla-io/flotilla/internal/core/scheduler"
 	"github.com/flotilla-io/flotilla/internal/core/rollout"
+	"github.com/flotilla-io/flotilla/internal/core/scheduler"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
 	"github.com/flotilla-io/flotilla/internal/model/template"
 )

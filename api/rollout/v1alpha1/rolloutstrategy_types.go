@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// StrategyAnnotation, on a PropagationPolicy or ClusterPropagationPolicy,
+// StrategyAnnotation is the annotation, on a PropagationPolicy or ClusterPropagationPolicy, that
 // names the strategy that stages changes to the templates the policy
 // claims: "<name>" is a RolloutStrategy in the policy's namespace (a
 // ClusterRolloutStrategy for a ClusterPropagationPolicy), and

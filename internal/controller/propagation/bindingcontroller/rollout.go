@@ -92,7 +92,7 @@ func (r *Reconciler) stage(ctx context.Context, b binding.Object, revision strin
 		if st.Aborted && previous != "" {
 			in.Aborted = true
 			if previousObj, in.Previous, err = decodePrevious(previous); err != nil {
-				return fmt.Errorf("Work %s: %w", key, err)
+				return fmt.Errorf("the previous rendering kept on Work %s: %w", key, err)
 			}
 		}
 	}
