@@ -22,14 +22,17 @@ import (
 )
 
 // imageTracker records, per Deployment of one namespace in one member,
-// when it first ran each image.
+// when it first ran each image, and when it was first Healthy on it (by
+// Karmada's rule for Deployments: observed generation current, every
+// replica updated and available).
 type imageTracker struct {
-	mu    sync.Mutex
-	first map[string]map[string]time.Time // name -> image -> first seen
+	mu      sync.Mutex
+	first   map[string]map[string]time.Time // name -> image -> first seen
+	healthy map[string]map[string]time.Time // name -> image -> first Healthy
 }
 
 func trackImages(b *testing.B, c kubernetes.Interface, namespace string) *imageTracker {
-	t := &imageTracker{first: map[string]map[string]time.Time{}}
+	t := &imageTracker{first: map[string]map[string]time.Time{}, healthy: map[string]map[string]time.Time{}}
 	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(namespace))
 	inf := f.Apps().V1().Deployments().Informer()
 	set := func(obj any) {
@@ -45,6 +48,19 @@ func trackImages(b *testing.B, c kubernetes.Interface, namespace string) *imageT
 		}
 		if _, seen := t.first[d.Name][img]; !seen {
 			t.first[d.Name][img] = time.Now()
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		st := d.Status
+		if st.ObservedGeneration == d.Generation && st.UpdatedReplicas >= want && st.AvailableReplicas >= st.UpdatedReplicas {
+			if t.healthy[d.Name] == nil {
+				t.healthy[d.Name] = map[string]time.Time{}
+			}
+			if _, seen := t.healthy[d.Name][img]; !seen {
+				t.healthy[d.Name][img] = time.Now()
+			}
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: set, UpdateFunc: func(_, n any) { set(n) }})
@@ -75,11 +91,26 @@ func (t *imageTracker) at(name, image string) time.Time {
 	return t.first[name][image]
 }
 
+// healthyAt is when name was first Healthy on image.
+func (t *imageTracker) healthyAt(name, image string) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.healthy[name][image]
+}
+
 // rolloutRun is one image change to every Deployment of a namespace.
 type rolloutRun struct {
 	took          time.Duration // the change to the last member copy
 	canaryDone    time.Duration // the change to the last canary copy
-	beyondSoak    []time.Duration
+	beyondSoak    []time.Duration // prod's first copy after the canary's, beyond the soak
+	canaryReady   []time.Duration // the canary's copy changed to Healthy in the member
+	admitAfter    []time.Duration // the canary Healthy in the member to prod's first copy, beyond the soak
+	// From the bindings' status.rollout (second resolution): the canary
+	// Healthy in the member to the rollout controller's healthySince
+	// (the report); healthySince + soak to prod's admittedTime (the
+	// planner's timer); admittedTime to prod's first copy (the Work
+	// written and applied).
+	reported, timer, written []time.Duration
 	writes        float64
 	writesByKind  []string
 	rolloutsDone  time.Duration // the change to every binding RolloutSucceeded
@@ -123,6 +154,8 @@ spec:
   progressDeadline: 10m
 `, minSuccess), minSuccess)
 		slices.Sort(staged.beyondSoak)
+		slices.Sort(staged.canaryReady)
+		slices.Sort(staged.admitAfter)
 		fmt.Printf("\nstaged rollout: %d Deployments, 3 full simulated members, one image change to all\n", n)
 		fmt.Printf("without a strategy: every member copy changed in %.1fs; control-plane writes %.0f (%.1f per template); controller-manager %.1f CPU-s\n",
 			plain.took.Seconds(), plain.writes, plain.writes/n, plain.cmCPU)
@@ -133,6 +166,19 @@ spec:
 		fmt.Printf("prod wave start after the template's canary, beyond minSuccessTime: p50 %s, p90 %s, p99 %s, max %s\n",
 			pct(staged.beyondSoak, 0.5).Round(time.Millisecond), pct(staged.beyondSoak, 0.9).Round(time.Millisecond),
 			pct(staged.beyondSoak, 0.99).Round(time.Millisecond), staged.beyondSoak[len(staged.beyondSoak)-1].Round(time.Millisecond))
+		fmt.Printf("  of which the canary's copy becoming Healthy in member1 (the member's own rollout of the pods): p50 %s, p90 %s, max %s\n",
+			pct(staged.canaryReady, 0.5).Round(time.Millisecond), pct(staged.canaryReady, 0.9).Round(time.Millisecond), staged.canaryReady[len(staged.canaryReady)-1].Round(time.Millisecond))
+		fmt.Printf("  and from Healthy in member1 to prod's first copy, beyond minSuccessTime (health reported, soak timed, prod admitted and written): p50 %s, p90 %s, max %s\n",
+			pct(staged.admitAfter, 0.5).Round(time.Millisecond), pct(staged.admitAfter, 0.9).Round(time.Millisecond), staged.admitAfter[len(staged.admitAfter)-1].Round(time.Millisecond))
+		for _, d := range [][]time.Duration{staged.reported, staged.timer, staged.written} {
+			slices.Sort(d)
+		}
+		if len(staged.reported) > 0 {
+			fmt.Printf("  split from the bindings' status.rollout (1 s resolution), p50 / p90 / max: health reported %s / %s / %s; soak timer beyond minSuccessTime %s / %s / %s; prod admitted to its first copy %s / %s / %s\n",
+				pct(staged.reported, 0.5), pct(staged.reported, 0.9), staged.reported[len(staged.reported)-1],
+				pct(staged.timer, 0.5), pct(staged.timer, 0.9), staged.timer[len(staged.timer)-1],
+				pct(staged.written, 0.5).Round(time.Millisecond), pct(staged.written, 0.9).Round(time.Millisecond), staged.written[len(staged.written)-1].Round(time.Millisecond))
+		}
 		b.ReportMetric(plain.writes/n, "plain-writes/template")
 		b.ReportMetric(staged.writes/n, "staged-writes/template")
 		b.ReportMetric(pct(staged.beyondSoak, 0.5).Seconds(), "wave-beyond-soak-p50-s")
@@ -222,6 +268,9 @@ spec:
 				prod = p3
 			}
 			r.beyondSoak = append(r.beyondSoak, prod.Sub(canary)-soak)
+			ready := trackers[0].healthyAt(name, "nginx:2")
+			r.canaryReady = append(r.canaryReady, ready.Sub(canary))
+			r.admitAfter = append(r.admitAfter, prod.Sub(ready)-soak)
 		}
 		h.waitFor("every binding RolloutSucceeded", 10*time.Minute, func() bool {
 			l, err := h.dyn.Resource(rbGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
@@ -236,6 +285,41 @@ spec:
 			return true
 		})
 		r.rolloutsDone = time.Since(start)
+		l, err := h.dyn.Resource(rbGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range l.Items {
+			name, _, _ := unstructured.NestedString(l.Items[i].Object, "spec", "resource", "name")
+			clusters, _, _ := unstructured.NestedSlice(l.Items[i].Object, "status", "rollout", "clusters")
+			times := map[string]map[string]time.Time{}
+			for _, c := range clusters {
+				m, _ := c.(map[string]any)
+				cn, _ := m["name"].(string)
+				times[cn] = map[string]time.Time{}
+				for _, k := range []string{"admittedTime", "healthySince"} {
+					if v, ok := m[k].(string); ok {
+						times[cn][k], _ = time.Parse(time.RFC3339, v)
+					}
+				}
+			}
+			ready := trackers[0].healthyAt(name, "nginx:2")
+			since := times["member1"]["healthySince"]
+			admitted := times["member2"]["admittedTime"]
+			if times["member3"]["admittedTime"].Before(admitted) {
+				admitted = times["member3"]["admittedTime"]
+			}
+			prod := trackers[1].at(name, "nginx:2")
+			if p3 := trackers[2].at(name, "nginx:2"); p3.Before(prod) {
+				prod = p3
+			}
+			if since.IsZero() || admitted.IsZero() || ready.IsZero() {
+				continue
+			}
+			r.reported = append(r.reported, since.Sub(ready.Truncate(time.Second)))
+			r.timer = append(r.timer, admitted.Sub(since)-soak)
+			r.written = append(r.written, prod.Sub(admitted))
+		}
 	}
 	time.Sleep(40 * time.Second) // the change's status reports go out
 	r.cmCPU = h.controllerManagerCPU() - cpu0

@@ -281,7 +281,15 @@ func checkVersions(t *testing.T, ref referenceCRD, our *apiextensionsv1.CustomRe
 func checkPrinterColumns(t *testing.T, set string, rv, ov apiextensionsv1.CustomResourceDefinitionVersion, newest bool) {
 	t.Helper()
 	if newest {
-		if len(rv.AdditionalPrinterColumns) != len(ov.AdditionalPrinterColumns) {
+		// kubectl get prints exactly Karmada's columns; ours may only add,
+		// after them, columns that -o wide alone shows (priority 1 or more:
+		// the bindings' ROLLOUT, Flotilla's staged rollouts).
+		extra := ov.AdditionalPrinterColumns[min(len(rv.AdditionalPrinterColumns), len(ov.AdditionalPrinterColumns)):]
+		wideOnly := true
+		for _, c := range extra {
+			wideOnly = wideOnly && c.Priority > 0
+		}
+		if len(rv.AdditionalPrinterColumns) > len(ov.AdditionalPrinterColumns) || !wideOnly {
 			t.Errorf("[%s] version %s: printer columns: reference %+v, ours %+v", set, rv.Name, rv.AdditionalPrinterColumns, ov.AdditionalPrinterColumns)
 			return
 		}

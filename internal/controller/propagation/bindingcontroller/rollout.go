@@ -96,6 +96,13 @@ func (r *Reconciler) stage(ctx context.Context, b binding.Object, revision strin
 			}
 		}
 	}
+	if rolloutSucceeded(b) {
+		// The last change reached everywhere: what the clusters run is
+		// what an abort of a new one goes back to, so the rendering kept
+		// from before is dropped (in the write that holds the new change,
+		// not in one of its own when the rollout succeeds).
+		previous = ""
+	}
 	switch rollout.Gate(in) {
 	case rollout.Hold:
 		rd.manifest = withReplicasOf(current, rd.manifest)
@@ -109,9 +116,6 @@ func (r *Reconciler) stage(ctx context.Context, b binding.Object, revision strin
 			if enc, err := rollout.EncodeManifest(currentRaw); err == nil && len(enc) <= rollout.MaxPrevious {
 				previous = enc
 			}
-		}
-		if rolloutSucceeded(b) {
-			previous = "" // the change is everywhere: nothing to go back to
 		}
 	}
 	if previous != "" {
@@ -176,7 +180,7 @@ func setRolloutAnnotations(annotations, want map[string]string) {
 }
 
 // rolloutChanged passes binding updates that change what the gate reads:
-// the admissions and abort in status.rollout, and the Progressing reason.
+// the admissions and abort in status.rollout.
 var rolloutChanged = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
@@ -197,7 +201,7 @@ func gateView(b binding.Object) string {
 	if st == nil {
 		return ""
 	}
-	s := fmt.Sprint(st.Aborted, rolloutSucceeded(b))
+	s := fmt.Sprint(st.Aborted)
 	for _, c := range st.Clusters {
 		s += "|" + c.Name + "=" + c.Rendering
 	}

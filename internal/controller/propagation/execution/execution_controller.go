@@ -50,6 +50,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
+	"github.com/flotilla-io/flotilla/internal/core/rollout"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/interpreter/native"
@@ -484,7 +485,9 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		w.Status.ManifestStatuses = statuses
 	}
 	if !equality.Semantic.DeepEqual(before, &w.Status) {
-		if applyErr == nil {
+		// A staged rollout's Works report at once: their health is what
+		// the next wave waits for.
+		if _, staged := w.Annotations[rollout.StrategyWorkAnnotation]; applyErr == nil && !staged {
 			key := &workv1alpha1.Work{}
 			key.Namespace, key.Name = w.Namespace, w.Name
 			if r.Gate.Park(statusgate.WorkReportKey(w.Namespace, w.Name), r.wakeup.Release(key)) {

@@ -12,6 +12,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -105,6 +106,14 @@ type fact struct {
 
 // Reconcile decides the next step of one binding's rollout.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if errors.Is(err, errRetry) {
+		return ctrl.Result{RequeueAfter: 10 * time.Millisecond}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := r.Kind.Empty()
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -521,7 +530,16 @@ func (r *Reconciler) write(ctx context.Context, b binding.Object) error {
 		return nil
 	}
 	if err := r.Client.Status().Update(ctx, b); err != nil {
+		if apierrors.IsConflict(err) {
+			// The scheduler or the status controller wrote the status
+			// first: decide again from the newer binding.
+			return errRetry
+		}
 		return client.IgnoreNotFound(fmt.Errorf("write the rollout status of %s: %w", binding.Ref(b), err))
 	}
 	return nil
 }
+
+// errRetry asks for the binding to be decided again at once; it is not a
+// failure (Reconcile turns it into a requeue).
+var errRetry = errors.New("retry")
