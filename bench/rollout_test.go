@@ -3,9 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +22,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/flotilla-io/flotilla/internal/localstack"
 )
 
 // imageTracker records, per Deployment of one namespace in one member,
@@ -100,21 +105,21 @@ func (t *imageTracker) healthyAt(name, image string) time.Time {
 
 // rolloutRun is one image change to every Deployment of a namespace.
 type rolloutRun struct {
-	took          time.Duration // the change to the last member copy
-	canaryDone    time.Duration // the change to the last canary copy
-	beyondSoak    []time.Duration // prod's first copy after the canary's, beyond the soak
-	canaryReady   []time.Duration // the canary's copy changed to Healthy in the member
-	admitAfter    []time.Duration // the canary Healthy in the member to prod's first copy, beyond the soak
+	took        time.Duration   // the change to the last member copy
+	canaryDone  time.Duration   // the change to the last canary copy
+	beyondSoak  []time.Duration // prod's first copy after the canary's, beyond the soak
+	canaryReady []time.Duration // the canary's copy changed to Healthy in the member
+	admitAfter  []time.Duration // the canary Healthy in the member to prod's first copy, beyond the soak
 	// From the bindings' status.rollout (second resolution): the canary
 	// Healthy in the member to the rollout controller's healthySince
 	// (the report); healthySince + soak to prod's admittedTime (the
 	// planner's timer); admittedTime to prod's first copy (the Work
 	// written and applied).
 	reported, timer, written []time.Duration
-	writes        float64
-	writesByKind  []string
-	rolloutsDone  time.Duration // the change to every binding RolloutSucceeded
-	cmCPU         float64
+	writes                   float64
+	writesByKind             []string
+	rolloutsDone             time.Duration // the change to every binding RolloutSucceeded
+	cmCPU                    float64
 }
 
 // BenchmarkStagedRollout: 300 Deployments across three full simulated
@@ -178,6 +183,16 @@ spec:
 				pct(staged.reported, 0.5), pct(staged.reported, 0.9), staged.reported[len(staged.reported)-1],
 				pct(staged.timer, 0.5), pct(staged.timer, 0.9), staged.timer[len(staged.timer)-1],
 				pct(staged.written, 0.5).Round(time.Millisecond), pct(staged.written, 0.9).Round(time.Millisecond), staged.written[len(staged.written)-1].Round(time.Millisecond))
+		}
+		waits := h.queueWaits("rollout", "execution", "binding", "status")
+		var keys []string
+		for k := range waits {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w := waits[k]
+			fmt.Printf("  queue %s: %.0f items, mean wait %.3fs, mean reconcile %.3fs (both runs)\n", k, w[0], w[1], w[2])
 		}
 		b.ReportMetric(plain.writes/n, "plain-writes/template")
 		b.ReportMetric(staged.writes/n, "staged-writes/template")
@@ -334,6 +349,52 @@ spec:
 		}
 	}
 	return r
+}
+
+// queueWaits reads the controller manager's workqueue metrics: per
+// controller whose name contains one of names, the items queued and their
+// mean wait in the queue and mean reconcile time (seconds), as counted
+// since it started.
+func (h *harness) queueWaits(names ...string) map[string][3]float64 {
+	port := h.ports()[localstack.ControllerManagerMetricsPort]
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		h.b.Logf("controller manager metrics: %v", err)
+		return nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	sums := map[string]map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		for _, metric := range []string{"workqueue_queue_duration_seconds_sum", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_sum"} {
+			if !strings.HasPrefix(line, metric+"{") {
+				continue
+			}
+			i := strings.Index(line, `name="`)
+			if i < 0 {
+				continue
+			}
+			name := line[i+6:]
+			name = name[:strings.IndexByte(name, '"')]
+			if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(name, n) }) {
+				continue
+			}
+			v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if sums[name] == nil {
+				sums[name] = map[string]float64{}
+			}
+			sums[name][metric] += v
+		}
+	}
+	out := map[string][3]float64{}
+	for name, m := range sums {
+		n := m["workqueue_queue_duration_seconds_count"]
+		if n == 0 {
+			continue
+		}
+		out[name] = [3]float64{n, m["workqueue_queue_duration_seconds_sum"] / n, m["workqueue_work_duration_seconds_sum"] / n}
+	}
+	return out
 }
 
 // rolloutSucceeded says a binding's Progressing condition is RolloutSucceeded.

@@ -237,6 +237,21 @@ func (k Kind) Keys(ctx context.Context, c client.Reader, namespace string) ([]cl
 	return k.KeysWhere(ctx, c, namespace, nil)
 }
 
+// RequestsWhere is KeysWhere as reconcile requests, for a watch that maps
+// one object to the bindings it concerns; a failed list maps to none (the
+// object's next event, or the bindings' own, brings them).
+func (k Kind) RequestsWhere(ctx context.Context, c client.Reader, namespace string, keep func(Object) bool) []reconcile.Request {
+	keys, err := k.KeysWhere(ctx, c, namespace, keep)
+	if err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, len(keys))
+	for i, key := range keys {
+		out[i] = reconcile.Request{NamespacedName: key}
+	}
+	return out
+}
+
 // KeysWhere is Keys of the bindings for which keep is true (all when keep
 // is nil). Errors are the list's.
 func (k Kind) KeysWhere(ctx context.Context, c client.Reader, namespace string, keep func(Object) bool) ([]client.ObjectKey, error) {

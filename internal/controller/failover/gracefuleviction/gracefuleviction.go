@@ -124,17 +124,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // evictedFrom lists the bindings with a graceful eviction task from the
 // cluster o.
 func (r *Reconciler) evictedFrom(ctx context.Context, o client.Object) []ctrl.Request {
-	keys, err := r.Kind.KeysWhere(ctx, r.Client, "", func(b binding.Object) bool {
+	return r.Kind.RequestsWhere(ctx, r.Client, "", func(b binding.Object) bool {
 		return binding.EvictingClusters(binding.Spec(b))[o.GetName()]
 	})
-	if err != nil {
-		return nil
-	}
-	out := make([]ctrl.Request, len(keys))
-	for i, k := range keys {
-		out[i] = ctrl.Request{NamespacedName: k}
-	}
-	return out
 }
 
 // Reconcile drops each task that is done (see Done) and comes back when the

@@ -121,15 +121,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // bindingsIn re-renders the bindings an override policy or a cluster may
 // affect: those in its namespace, or all for a cluster-scoped object.
 func (r *Reconciler) bindingsIn(ctx context.Context, policy client.Object) []ctrl.Request {
-	keys, err := r.Kind.Keys(ctx, r.Client, policy.GetNamespace())
-	if err != nil {
-		return nil
-	}
-	reqs := make([]ctrl.Request, 0, len(keys))
-	for _, k := range keys {
-		reqs = append(reqs, ctrl.Request{NamespacedName: k})
-	}
-	return reqs
+	return r.Kind.RequestsWhere(ctx, r.Client, policy.GetNamespace(), nil)
 }
 
 // Reconcile converges the Works of one binding.

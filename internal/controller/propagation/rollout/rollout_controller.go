@@ -71,15 +71,7 @@ func staged(o client.Object) bool {
 // clusters' labels.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	stagedBindings := func(ctx context.Context, o client.Object) []ctrl.Request {
-		keys, err := r.Kind.KeysWhere(ctx, r.Client, o.GetNamespace(), func(b binding.Object) bool { return staged(b) })
-		if err != nil {
-			return nil
-		}
-		out := make([]ctrl.Request, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, ctrl.Request{NamespacedName: k})
-		}
-		return out
+		return r.Kind.RequestsWhere(ctx, r.Client, o.GetNamespace(), func(b binding.Object) bool { return staged(b) })
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName(ControllerName)).
 		For(r.Kind.Empty(), builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -92,7 +84,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&rolloutv1alpha1.ClusterRolloutStrategy{}, handler.EnqueueRequestsFromMapFunc(stagedBindings), builder.WithPredicates(queue.NotInitialList)).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(stagedBindings),
 			builder.WithPredicates(queue.NotInitialList, predicate.LabelChangedPredicate{})).
-		WithOptions(queue.Options(mgr, 4)).
+		// Each decision waits on one status write: under a burst the API
+		// server, not the CPU, bounds it, so many run at once.
+		WithOptions(queue.Options(mgr, 16)).
 		Complete(r)
 }
 
