@@ -1,6 +1,8 @@
 package crds_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,8 +60,39 @@ func TestRolloutStrategyRules(t *testing.T) {
 			wantErr: "type ProgressivePerGroup needs waves"},
 		{name: "an invalid label key is refused", obj: canaryFirst(func(s *rolloutv1alpha1.RolloutStrategySpec) { s.GroupBy.ClusterLabel = "not a key" }),
 			wantField: "spec.groupBy.clusterLabel", wantErr: "should match"},
+		{name: "no minSuccessTime is accepted", obj: canaryFirst(func(s *rolloutv1alpha1.RolloutStrategySpec) { s.MinSuccessTime = nil })},
+		{name: "a step operator that is not a label selector's is refused", obj: canaryFirst(func(s *rolloutv1alpha1.RolloutStrategySpec) {
+			s.GroupBy, s.Groups = nil, nil
+			s.Steps = []rolloutv1alpha1.RolloutStep{{Name: "canary", MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Equals", Values: []string{"canary"}}}}}
+		}), wantErr: "matchExpressions operators are In, NotIn, Exists or DoesNotExist"},
+		{name: "In without values is refused", obj: canaryFirst(func(s *rolloutv1alpha1.RolloutStrategySpec) {
+			s.GroupBy, s.Groups = nil, nil
+			s.Steps = []rolloutv1alpha1.RolloutStep{{Name: "canary", MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn}}}}
+		}), wantErr: "In and NotIn need values"},
+		{name: "two steps of one name are refused", obj: canaryFirst(func(s *rolloutv1alpha1.RolloutStrategySpec) {
+			s.GroupBy, s.Groups = nil, nil
+			e := []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpExists}}
+			s.Steps = []rolloutv1alpha1.RolloutStep{{Name: "a", MatchExpressions: e}, {Name: "a", MatchExpressions: e}}
+		}), wantErr: "step names must be unique"},
 		{name: "a mandatory group with both name and index is refused", obj: canaryFirst(func(s *rolloutv1alpha1.RolloutStrategySpec) {
 			s.MandatoryDecisionGroups = []rolloutv1alpha1.MandatoryDecisionGroup{{GroupName: "canary", GroupIndex: ptr.To[int32](0)}}
 		}), wantErr: "set exactly one of groupName and groupIndex"},
 	})
+}
+
+// TestRolloutStrategyDurationRules sends a duration typo as a user writes it
+// (metav1.Duration cannot hold one): the refusal says what a duration is.
+func TestRolloutStrategyDurationRules(t *testing.T) {
+	as := newAdmitters(t)
+	_, obj := asJSONMap(t, canaryFirst())
+	spec := obj["spec"].(map[string]interface{})
+	spec["minSuccessTime"] = "fifteen"
+	a, err := as.forKind(t, rolloutv1alpha1.SchemeGroupVersion.WithKind("RolloutStrategy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.admit(obj)
+	if !strings.Contains(fmt.Sprint(got), "minSuccessTime must be a duration of 0 or more, such as 15s") || strings.Contains(fmt.Sprint(got), "type conversion error") {
+		t.Errorf("minSuccessTime: fifteen: %v, want one refusal saying what a duration is", got)
+	}
 }

@@ -63,6 +63,9 @@ template changes or ` + "`flotilla rollout restart`" + ` is run.`,
 				if ro == nil || ro.Revision == "" {
 					return "", fmt.Errorf("%s has no rollout to abort yet", binding.Ref(b))
 				}
+				if c := meta.FindStatusCondition(binding.Status(b).Conditions, workv1alpha2.Progressing); c != nil && c.Reason == workv1alpha2.RolloutSucceeded {
+					return "", fmt.Errorf("nothing to abort: revision %s has reached every cluster (RolloutSucceeded); change the template to roll out another", ro.Revision)
+				}
 				setAnnotation(b, rolloutv1alpha1.AbortAnnotation, ro.Revision+"@"+time.Now().UTC().Format(time.RFC3339Nano))
 				return "aborted (revision " + ro.Revision + ")", nil
 			}},

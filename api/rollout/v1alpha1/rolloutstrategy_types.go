@@ -117,7 +117,7 @@ type ClusterRolloutStrategyList struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.groupBy) && has(self.steps))",message="groupBy and steps are exclusive: waves come from one of them"
 // +kubebuilder:validation:XValidation:rule="self.type != 'ProgressivePerGroup' || has(self.groupBy) || has(self.steps)",message="type ProgressivePerGroup needs waves: set groupBy or steps"
 // +kubebuilder:validation:XValidation:rule="!has(self.groups) || (has(self.groupBy) && has(self.groupBy.clusterLabel))",message="groups orders the values of groupBy.clusterLabel: set groupBy.clusterLabel"
-// +kubebuilder:validation:XValidation:rule="!has(self.minSuccessTime) || !has(self.progressDeadline) || duration(self.progressDeadline) > duration(self.minSuccessTime)",message="progressDeadline must be longer than minSuccessTime: a cluster could never be done in time",fieldPath=".progressDeadline"
+// +kubebuilder:validation:XValidation:rule="!has(self.minSuccessTime) || !has(self.progressDeadline) || !self.minSuccessTime.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || !self.progressDeadline.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self.progressDeadline) > duration(self.minSuccessTime)",message="progressDeadline must be longer than minSuccessTime: a cluster could never be done in time",fieldPath=".progressDeadline"
 type RolloutStrategySpec struct {
 	// Type is All, Progressive or ProgressivePerGroup (OCM's types).
 	// +required
@@ -139,6 +139,7 @@ type RolloutStrategySpec struct {
 	// RollingSync steps).
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(s, !has(s.name) || self.exists_one(t, has(t.name) && t.name == s.name))",message="step names must be unique"
 	// +optional
 	Steps []RolloutStep `json:"steps,omitempty"`
 
@@ -153,21 +154,22 @@ type RolloutStrategySpec struct {
 
 	// MinSuccessTime is how long a cluster must stay Healthy on the change
 	// to be done (a Go duration, "15s"; default 0).
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="minSuccessTime must not be negative"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="minSuccessTime must be a duration of 0 or more, such as 15s or 2m"
 	// +optional
 	MinSuccessTime *metav1.Duration `json:"minSuccessTime,omitempty"`
 
 	// ProgressDeadline is how long a cluster may take, once given the
 	// change, to become Healthy before it counts as failed. Unset: no
 	// deadline (OCM's "None").
-	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="progressDeadline must be positive"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) > duration('0s')",message="progressDeadline must be a positive duration, such as 5m"
 	// +optional
 	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 
-	// MaxFailures is how many failed clusters are tolerated before the
-	// rollout stops admitting clusters (RolloutFailed): a number or a
-	// percentage, over all clusters for Progressive, per wave for
-	// ProgressivePerGroup. Default 0.
+	// MaxFailures is how many failed clusters (not Healthy within
+	// progressDeadline) are tolerated before the rollout stops admitting
+	// clusters (the binding's Progressing condition False, reason
+	// RolloutPaused): a number or a percentage, over all clusters for
+	// Progressive, per wave for ProgressivePerGroup. Default 0.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$')",message="maxFailures must be a number of at least 0 or a percentage from 0% to 100%"
 	// +optional
@@ -203,6 +205,9 @@ type GroupBy struct {
 type AffinityGrouping struct{}
 
 // RolloutStep is one explicit wave.
+//
+// +kubebuilder:validation:XValidation:rule="self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operators are In, NotIn, Exists or DoesNotExist"
+// +kubebuilder:validation:XValidation:rule="self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="matchExpressions: In and NotIn need values, Exists and DoesNotExist take none"
 type RolloutStep struct {
 	// Name names the wave in status and events; default "step-<index>".
 	// +kubebuilder:validation:MaxLength=63
@@ -211,6 +216,7 @@ type RolloutStep struct {
 
 	// MatchExpressions select clusters by label, ANDed.
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
 	// +required
 	MatchExpressions []metav1.LabelSelectorRequirement `json:"matchExpressions"`
 }

@@ -155,8 +155,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ann := b.GetAnnotations()
 	r.startOrRestart(ro, facts, revision, ann, now)
 	if a := ann[rolloutv1alpha1.AbortAnnotation]; a != "" && a != ro.ObservedAbort && strings.Split(a, "@")[0] == ro.Revision {
-		ro.Aborted, ro.ObservedAbort = true, a
-		for i := range ro.Clusters {
+		// A rollout that reached every cluster has nothing to abort: the
+		// request is only recorded (flotilla rollout abort refuses it).
+		ro.ObservedAbort = a
+		ro.Aborted = ro.CompletionTime == nil
+		for i := 0; ro.Aborted && i < len(ro.Clusters); i++ {
 			ro.Clusters[i].Rendering, ro.Clusters[i].Phase, ro.Clusters[i].AdmittedTime, ro.Clusters[i].HealthySince = "", workv1alpha2.ClusterRolloutWaiting, nil, nil
 		}
 	}
@@ -170,7 +173,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		ro.ObservedResume = v
 		for i := range ro.Clusters {
 			if c := &ro.Clusters[i]; c.Phase == workv1alpha2.ClusterRolloutFailed {
-				c.Phase, c.AdmittedTime, c.HealthySince = workv1alpha2.ClusterRolloutProgressing, &metav1.Time{Time: now}, nil
+				c.Phase, c.AdmittedTime, c.HealthySince = workv1alpha2.ClusterRolloutProgressing, stamp(now), nil
 			}
 		}
 	}
@@ -185,7 +188,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		case !healthy:
 			c.HealthySince = nil
 		case c.HealthySince == nil:
-			c.HealthySince = &metav1.Time{Time: now}
+			c.HealthySince = stamp(now)
 		}
 		if admitted && c.Phase == workv1alpha2.ClusterRolloutProgressing && healthy && !now.Before(c.HealthySince.Add(in.Strategy.MinSuccessTime)) {
 			c.Phase = workv1alpha2.ClusterRolloutSucceeded
@@ -204,7 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		c := &ro.Clusters[i]
 		switch {
 		case slices.Contains(d.Admit, c.Name):
-			c.Rendering, c.Phase, c.AdmittedTime, c.HealthySince = facts[c.Name].target, workv1alpha2.ClusterRolloutProgressing, &metav1.Time{Time: now}, nil
+			c.Rendering, c.Phase, c.AdmittedTime, c.HealthySince = facts[c.Name].target, workv1alpha2.ClusterRolloutProgressing, stamp(now), nil
 		case slices.Contains(d.Failed, c.Name):
 			c.Phase = workv1alpha2.ClusterRolloutFailed
 		}
@@ -265,11 +268,22 @@ func (r *Reconciler) startOrRestart(ro *workv1alpha2.RolloutStatus, facts map[st
 				c.Phase = workv1alpha2.ClusterRolloutSucceeded
 			}
 		case fresh && restart && c.Phase != workv1alpha2.ClusterRolloutSucceeded && c.Rendering == f.target:
-			c.Phase, c.AdmittedTime, c.HealthySince = workv1alpha2.ClusterRolloutProgressing, &metav1.Time{Time: now}, nil
+			c.Phase, c.AdmittedTime, c.HealthySince = workv1alpha2.ClusterRolloutProgressing, stamp(now), nil
 		}
 		ro.Clusters = append(ro.Clusters, c)
 	}
 	slices.SortFunc(ro.Clusters, func(a, b workv1alpha2.ClusterRollout) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// stamp is now as status.rollout stores it: whole seconds, rounded up, so
+// that a soak (from healthySince) or a deadline (from admittedTime) read
+// back after the write never ends early.
+func stamp(now time.Time) *metav1.Time {
+	t := now.Truncate(time.Second)
+	if t.Before(now) {
+		t = t.Add(time.Second)
+	}
+	return &metav1.Time{Time: t}
 }
 
 // facts reads the Works of b's target clusters, the labels of those
