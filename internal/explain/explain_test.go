@@ -1,4 +1,4 @@
-package cli
+package explain
 
 import (
 	"strings"
@@ -25,7 +25,7 @@ func TestWorkLineSaysWhatIsStale(t *testing.T) {
 		return &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member3"},
 			Status: clusterv1alpha1.ClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: ready, Reason: reason}}}}
 	}
-	const prefix = "  member3: Work karmada-es-member3/nginx-687f7fb96f"
+	const prefix = "Work karmada-es-member3/nginx-687f7fb96f"
 	for _, tc := range []struct {
 		name   string
 		work   *workv1alpha1.Work
@@ -40,7 +40,7 @@ func TestWorkLineSaysWhatIsStale(t *testing.T) {
 			prefix + ", applied at generation 2; its latest change (generation 3) not yet, healthy; cluster Ready=Unknown (ClusterStatusUnknown), so this may be stale"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := workLine("member3", tc.work, tc.health, tc.member); got != tc.want {
+			if got := workLine(tc.work, tc.health, tc.member); got != tc.want {
 				t.Errorf("got  %q\nwant %q", got, tc.want)
 			}
 		})
