@@ -58,7 +58,7 @@ reports their status back.`,
 		}
 		_ = cmd.Help()
 	}
-	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newSearchCommand(), newInterpretCommand(),
+	root.AddCommand(newUpCommand(), newDownCommand(), newControllerManagerCommand(), newSchedulerCommand(), newVersionCommand(), newPromoteCommand(), newMetricsAdapterCommand(), newSearchCommand(), newDashboardCommand(), newInterpretCommand(),
 		newJoinCommand(), newUnjoinCommand(), newCordonCommand(true), newCordonCommand(false), newTaintCommand(), newGetCommand(), newTopCommand(), newExplainCommand(),
 		newLogsCommand(), newExecCommand(), newAttachCommand(), newDescribeCommand(), newApplyCommand(), newRebalanceCommand(), newRolloutCommand(),
 		newTokenCommand(), newRegisterCommand(), newUnregisterCommand(), newAgentCommand(), newDNSDetectorCommand(), newInstallCommand(), newWebhookCommand())

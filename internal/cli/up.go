@@ -323,6 +323,13 @@ var PostStartSteps = []localstack.Step{
 	// certificates.
 	{Run: registerPullMembers},
 	{Name: "every Cluster is Ready", Run: waitClustersReady},
+	{Run: func(ctx context.Context, s *localstack.Stack) error {
+		if err := s.StartComponent(ctx, s.Plan.Dashboard); err != nil {
+			return err
+		}
+		s.Progress("%s: dashboard serving at %s", localstack.ControlPlaneName, s.Plan.DashboardURL())
+		return nil
+	}},
 }
 
 // installControlPlane installs the stack's control plane with the code of
@@ -560,6 +567,8 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 	}
 	fmt.Fprintf(out, "Use the control plane (context %s):\n", localstack.ControlPlaneContext)
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get ns\n", p.KarmadaKubeconfig())
+	fmt.Fprintf(out, "Open the dashboard at %s (the stack's CA, %s, signs its certificate) and sign in with the token\n  %s dashboard token --kubeconfig %s\nprints.\n",
+		p.DashboardURL(), p.PKI.CACert, self(), p.KarmadaKubeconfig())
 	fmt.Fprintf(out, "Use a member cluster (contexts")
 	for _, m := range p.Members() {
 		fmt.Fprintf(out, " %s", m.Name)

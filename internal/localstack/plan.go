@@ -54,6 +54,8 @@ const (
 	KindSearch = "search"
 	// KindAgent is `flotilla agent`, a Pull-mode member's agent.
 	KindAgent = "flotilla-agent"
+	// KindDashboard is `flotilla dashboard`.
+	KindDashboard = "dashboard"
 )
 
 // Component is one child process of the stack.
@@ -129,6 +131,9 @@ type Plan struct {
 	// search.karmada.io API, ResourceRegistries in the control plane's etcd.
 	// It starts with the metrics adapter.
 	Search Component
+	// Dashboard is `flotilla dashboard`: the web dashboard over HTTPS
+	// (DashboardURL), started last.
+	Dashboard Component
 	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
 	// (Config.NoAdmissionClaim).
 	NoAdmissionClaim bool
@@ -227,7 +232,47 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 		return nil, err
 	}
 	p.Search = p.aggregatedServer(cp, KindSearch, cp.SearchPort, fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", cp.EtcdPorts[0]))
+	dashboardPort, err := ports.Port(DashboardPort)
+	if err != nil {
+		return nil, err
+	}
+	p.Dashboard = p.dashboard(cp, dashboardPort)
 	return p, nil
+}
+
+// DashboardPort is the ports.json key of the dashboard's HTTPS port.
+const DashboardPort = "flotilla/dashboard"
+
+// DashboardURL is where the stack's dashboard answers.
+func (p *Plan) DashboardURL() string {
+	for _, a := range p.Dashboard.Args {
+		if port, ok := strings.CutPrefix(a, "--secure-port="); ok {
+			return "https://127.0.0.1:" + port
+		}
+	}
+	return ""
+}
+
+// dashboard is `flotilla dashboard` on port, with the control plane's
+// admin credentials (to watch and to impersonate certificate users), the
+// stack's CA for client certificates, and every Flotilla component's
+// metrics to plot.
+func (p *Plan) dashboard(cp *ClusterPlan, port int) Component {
+	args := []string{KindDashboard, "--kubeconfig=" + cp.Kubeconfig,
+		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+		"--tls-cert-file=" + p.PKI.ServingCert, "--tls-private-key-file=" + p.PKI.ServingKey,
+		"--client-ca-file=" + p.PKI.CACert}
+	for _, c := range append([]Component{p.ControllerManager}, p.StandbyControllerManagers...) {
+		args = append(args, "--metrics-url="+c.Name+"="+c.MetricsURL)
+	}
+	for _, m := range p.Members() {
+		if m.Agent.Kind != "" {
+			args = append(args, "--metrics-url="+m.Agent.Name+"="+m.Agent.MetricsURL)
+		}
+	}
+	return Component{Name: KindDashboard, Cluster: ControlPlaneName, Kind: KindDashboard, Args: args,
+		LogFile:   filepath.Join(p.LogDir(), KindDashboard+".log"),
+		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/healthz", port)}
 }
 
 // aggregatedServer is a Flotilla aggregated API server of the control plane
@@ -573,4 +618,6 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 			writeComponent(m.Agent, "  ")
 		}
 	}
+	fmt.Fprintf(w, "\nonce every Cluster is Ready, the dashboard (%s):\n", p.DashboardURL())
+	writeComponent(p.Dashboard, "  ")
 }

@@ -1,0 +1,279 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
+	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
+)
+
+// actionRequest is the body of POST /actions. Confirm false runs the
+// action as a server-side dry run and answers with the object it would
+// write; true writes it.
+type actionRequest struct {
+	// Action is cordon, uncordon, taint, untaint, rebalance, pause or resume.
+	Action  string `json:"action"`
+	Confirm bool   `json:"confirm"`
+	// Cluster, with Key, Value and Effect for taint and untaint.
+	Cluster string `json:"cluster,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Value   string `json:"value,omitempty"`
+	Effect  string `json:"effect,omitempty"`
+	// APIVersion, Kind, Namespace and Name name the workload to rebalance.
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+	// Binding is the binding of a staged rollout to pause or resume:
+	// "namespace/name" of a ResourceBinding, or a ClusterResourceBinding's name.
+	Binding     string `json:"binding,omitempty"`
+	BindingKind string `json:"bindingKind,omitempty"`
+}
+
+// actionResponse says what the action writes (YAML of the object, after
+// the server's dry run or write), or why it cannot.
+type actionResponse struct {
+	Summary string `json:"summary"`
+	Object  string `json:"object,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Done    bool   `json:"done,omitempty"`
+}
+
+func (s *Server) serveAction(w http.ResponseWriter, r *http.Request, u *user) {
+	var req actionRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, actionResponse{Error: "the action's request is not valid JSON: " + err.Error()})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
+	defer cancel()
+	resp, err := s.act(ctx, u, req)
+	switch {
+	case apierrors.IsForbidden(err):
+		resp.Error = fmt.Sprintf("Refused: RBAC does not let %s do this. The control plane said: %s", u.Name, apierrors.ReasonForError(err))
+		if st, ok := err.(apierrors.APIStatus); ok {
+			resp.Error = fmt.Sprintf("Refused: RBAC does not let %s do this. The control plane said: %s", u.Name, st.Status().Message)
+		}
+		writeJSON(w, http.StatusForbidden, resp)
+	case apierrors.IsNotFound(err):
+		resp.Error = "Not found: " + err.Error() + " (deleted since the page was drawn?)"
+		writeJSON(w, http.StatusNotFound, resp)
+	case errors.As(err, new(badAction)):
+		resp.Error = err.Error()
+		writeJSON(w, http.StatusBadRequest, resp)
+	case err != nil:
+		resp.Error = err.Error()
+		writeJSON(w, http.StatusUnprocessableEntity, resp)
+	default:
+		resp.Done = req.Confirm
+		writeJSON(w, http.StatusOK, resp)
+	}
+}
+
+// badAction is a request the dashboard refuses before asking the control plane.
+type badAction string
+
+func (b badAction) Error() string { return string(b) }
+
+func (s *Server) act(ctx context.Context, u *user, req actionRequest) (actionResponse, error) {
+	dry := !req.Confirm
+	switch req.Action {
+	case "cordon", "uncordon", "taint", "untaint":
+		return s.taint(ctx, u, req, dry)
+	case "rebalance":
+		if req.APIVersion == "" || req.Kind == "" || req.Name == "" {
+			return actionResponse{}, badAction("rebalance needs the workload's apiVersion, kind and name")
+		}
+		wr := &appsv1alpha1.WorkloadRebalancer{
+			TypeMeta:   metav1.TypeMeta{APIVersion: appsv1alpha1.SchemeGroupVersion.String(), Kind: "WorkloadRebalancer"},
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "dashboard-"},
+			Spec: appsv1alpha1.WorkloadRebalancerSpec{Workloads: []appsv1alpha1.ObjectReference{{
+				APIVersion: req.APIVersion, Kind: req.Kind, Namespace: req.Namespace, Name: req.Name}}},
+		}
+		var opts []client.CreateOption
+		if dry {
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := u.cl.Create(ctx, wr, opts...); err != nil {
+			return actionResponse{Summary: "create a WorkloadRebalancer"}, err
+		}
+		return actionResponse{Summary: fmt.Sprintf("create WorkloadRebalancer %s: reschedule %s %s from scratch", orDash(wr.Name), req.Kind, qualified(req.Namespace, req.Name)),
+			Object: s.objectYAML(wr)}, nil
+	case "pause", "resume":
+		return s.pauseResume(ctx, u, req, dry)
+	}
+	return actionResponse{}, badAction(fmt.Sprintf("unknown action %q: want cordon, uncordon, taint, untaint, rebalance, pause or resume", req.Action))
+}
+
+func (s *Server) taint(ctx context.Context, u *user, req actionRequest, dry bool) (actionResponse, error) {
+	if req.Cluster == "" {
+		return actionResponse{}, badAction(req.Action + " needs a cluster")
+	}
+	t := corev1.Taint{Key: req.Key, Value: req.Value, Effect: corev1.TaintEffect(req.Effect)}
+	switch req.Action {
+	case "cordon", "uncordon":
+		t = corev1.Taint{Key: clusterv1alpha1.TaintClusterUnschedulable, Effect: corev1.TaintEffectNoSchedule}
+	case "taint":
+		if t.Key == "" || !slices.Contains([]corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}, t.Effect) {
+			return actionResponse{}, badAction("a taint needs a key and an effect: NoSchedule, PreferNoSchedule or NoExecute")
+		}
+	}
+	add := req.Action == "cordon" || req.Action == "taint"
+	summary := fmt.Sprintf("%s cluster %s", req.Action, req.Cluster)
+	if req.Action == "taint" || req.Action == "untaint" {
+		summary = fmt.Sprintf("%s cluster %s with %s", req.Action, req.Cluster, taintText(t))
+	}
+	var written *clusterv1alpha1.Cluster
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c := &clusterv1alpha1.Cluster{}
+		if err := u.cl.Get(ctx, client.ObjectKey{Name: req.Cluster}, c); err != nil {
+			return err
+		}
+		var taints []corev1.Taint
+		found := false
+		for _, have := range c.Spec.Taints {
+			same := have.Key == t.Key && (t.Effect == "" || have.Effect == t.Effect)
+			if same {
+				found = true
+				if !add {
+					continue
+				}
+				have.Value = t.Value
+			}
+			taints = append(taints, have)
+		}
+		if add && !found {
+			now := metav1.Now()
+			t.TimeAdded = &now
+			taints = append(taints, t)
+		}
+		c.Spec.Taints = taints
+		var opts []client.UpdateOption
+		if dry {
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := u.cl.Update(ctx, c, opts...); err != nil {
+			return err
+		}
+		written = c
+		return nil
+	})
+	if err != nil {
+		return actionResponse{Summary: summary}, err
+	}
+	return actionResponse{Summary: summary, Object: s.objectYAML(written)}, nil
+}
+
+func taintText(t corev1.Taint) string {
+	s := t.Key
+	if t.Value != "" {
+		s += "=" + t.Value
+	}
+	if t.Effect != "" {
+		s += ":" + string(t.Effect)
+	}
+	return s
+}
+
+func (s *Server) pauseResume(ctx context.Context, u *user, req actionRequest, dry bool) (actionResponse, error) {
+	if req.Binding == "" {
+		return actionResponse{}, badAction(req.Action + " needs the rollout's binding")
+	}
+	ns, name := "", req.Binding
+	if req.BindingKind != "ClusterResourceBinding" {
+		var ok bool
+		if ns, name, ok = cutLast(req.Binding); !ok {
+			return actionResponse{}, badAction("a ResourceBinding is named namespace/name")
+		}
+	}
+	kind := bindingKind(ns)
+	summary := fmt.Sprintf("%s the staged rollout of %s %s", req.Action, kind, req.Binding)
+	var written client.Object
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		b := kind.Empty()
+		if err := u.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+			return err
+		}
+		a := b.GetAnnotations()
+		if a[rolloutv1alpha1.StrategyAnnotation] == "" {
+			return badAction(fmt.Sprintf("%s has no staged rollout (its policy names no %s)", req.Binding, rolloutv1alpha1.StrategyAnnotation))
+		}
+		if a == nil {
+			a = map[string]string{}
+		}
+		if req.Action == "pause" {
+			a[rolloutv1alpha1.PausedAnnotation] = "true"
+		} else {
+			delete(a, rolloutv1alpha1.PausedAnnotation)
+			a[rolloutv1alpha1.ResumeAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+		}
+		b.SetAnnotations(a)
+		var opts []client.UpdateOption
+		if dry {
+			opts = append(opts, client.DryRunAll)
+		}
+		if err := u.cl.Update(ctx, b, opts...); err != nil {
+			return err
+		}
+		written = b
+		return nil
+	})
+	if err != nil {
+		return actionResponse{Summary: summary}, err
+	}
+	return actionResponse{Summary: summary, Object: s.objectYAML(written)}, nil
+}
+
+func cutLast(s string) (string, string, bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], i > 0 && i < len(s)-1
+		}
+	}
+	return "", s, false
+}
+
+// objectYAML is obj as YAML without managedFields and status: what an
+// action writes.
+func (s *Server) objectYAML(obj client.Object) string {
+	obj = obj.DeepCopyObject().(client.Object)
+	obj.SetManagedFields(nil)
+	if gvk, err := apiutil.GVKForObject(obj, s.scheme); err == nil {
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	delete(m, "status")
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
