@@ -431,8 +431,8 @@ type evictionRow struct {
 
 type rolloutRow struct {
 	Template, Story, Binding, BindingKind, Strategy, Phase, Message, Wave, Since string
-	Clusters                                                                    []string
-	Paused                                                                      bool
+	Clusters                                                                     []string
+	Paused                                                                       bool
 }
 
 type rebalancerRow struct {
