@@ -199,7 +199,7 @@ func Tell(ctx context.Context, cl client.Client, dyn dynamic.Interface, t Target
 		bkind = "ResourceBinding"
 	}
 	s.add("Binding", fmt.Sprintf("%s %s", bkind, Qualified(b.GetNamespace(), b.GetName())))
-	s.add("Placement", DescribePlacement(spec))
+	s.add("Placement", describePlacement(spec))
 	var placed []string
 	for _, tc := range spec.Clusters {
 		if spec.Replicas > 0 {
@@ -237,8 +237,13 @@ func Tell(ctx context.Context, cl client.Client, dyn dynamic.Interface, t Target
 	}
 	for _, tc := range spec.Clusters {
 		works := &workv1alpha1.WorkList{}
-		if err := cl.List(ctx, works, client.InNamespace("karmada-es-"+tc.Name),
-			client.MatchingLabels{binding.IDLabel(b): b.GetLabels()[binding.IDLabel(b)]}); err != nil || len(works.Items) == 0 {
+		err := cl.List(ctx, works, client.InNamespace("karmada-es-"+tc.Name),
+			client.MatchingLabels{binding.IDLabel(b): b.GetLabels()[binding.IDLabel(b)]})
+		if apierrors.IsForbidden(err) {
+			s.Entries = append(s.Entries, Entry{Label: tc.Name, Text: "its Work is not readable with these credentials (RBAC on namespace karmada-es-" + tc.Name + ")", Cluster: true})
+			continue
+		}
+		if err != nil || len(works.Items) == 0 {
 			s.Entries = append(s.Entries, Entry{Label: tc.Name, Text: "no Work yet", Cluster: true})
 			continue
 		}
@@ -373,7 +378,9 @@ func explainClaim(ctx context.Context, cl client.Client, obj *unstructured.Unstr
 		}
 	}
 	clist := &policyv1alpha1.ClusterPropagationPolicyList{}
-	if err := cl.List(ctx, clist); err != nil {
+	// A reader without RBAC on the cluster-scoped policies (a namespace's
+	// user, in the dashboard) still gets the story from the rest.
+	if err := cl.List(ctx, clist); err != nil && !apierrors.IsForbidden(err) {
 		return "", nil, err
 	}
 	for i := range clist.Items {
@@ -466,7 +473,7 @@ func whyFitButNotChosen(spec *workv1alpha2.ResourceBindingSpec) string {
 	}
 }
 
-func DescribePlacement(spec *workv1alpha2.ResourceBindingSpec) string {
+func describePlacement(spec *workv1alpha2.ResourceBindingSpec) string {
 	p := spec.Placement
 	if spec.Replicas == 0 {
 		return "every chosen cluster gets the object (it has no replicas)"

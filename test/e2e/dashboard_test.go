@@ -169,7 +169,7 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: dash-a}]
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			v, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("Boolean(" + js + ")"))
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("Boolean("+js+")"))
 			if err == nil && v {
 				return
 			}

@@ -166,7 +166,7 @@ func (s *Server) signIn(ctx context.Context, token string) (*user, error) {
 	case apierrors.IsUnauthorized(err):
 		return nil, fmt.Errorf("the control plane did not accept this token (401 Unauthorized): it is wrong, expired or revoked; make a new one with 'flotilla dashboard token'")
 	case err != nil:
-		return nil, fmt.Errorf("cannot check the token with the control plane: %v", err)
+		return nil, fmt.Errorf("cannot check the token with the control plane: %w", err)
 	}
 	info := review.Status.UserInfo
 	return s.newUser(cfg, info.Username, info.Groups, "token")

@@ -168,7 +168,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, u *user, tpl *te
 	}
 	code := http.StatusOK
 	body, err := p.view(s, ctx, u, r.URL.Query())
-	if err != nil {
+	if msg, denied := forbidden(err); denied {
+		data.Error = fmt.Sprintf("RBAC does not let %s read what this page shows. The control plane said: %s", u.Name, msg)
+		code = http.StatusForbidden
+	} else if err != nil {
 		klog.FromContext(ctx).V(2).Info("page failed", "page", p.Path, "user", u.Name, "err", err)
 		data.Error = "The control plane did not answer as expected: " + err.Error()
 		code = http.StatusBadGateway

@@ -23,7 +23,6 @@ import (
 	"github.com/flotilla-io/flotilla/api/events"
 	policyv1alpha1 "github.com/flotilla-io/flotilla/api/policy/v1alpha1"
 	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
-	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/explain"
 )
@@ -608,12 +607,14 @@ func (s *Server) metrics(ctx context.Context, u *user) (*metricsView, error) {
 	return v, nil
 }
 
-// forbidden reports whether err is an RBAC refusal, and says it for a page.
+// forbidden reports whether err is an RBAC refusal, with the control
+// plane's message.
 func forbidden(err error) (string, bool) {
 	if !apierrors.IsForbidden(err) {
 		return "", false
 	}
+	if st, ok := err.(apierrors.APIStatus); ok {
+		return st.Status().Message, true
+	}
 	return err.Error(), true
 }
-
-var _ = workv1alpha1.WorkApplied

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -406,5 +405,3 @@ func bindingKind(namespace string) binding.Kind {
 	}
 	return binding.Namespaced
 }
-
-var _ = strings.TrimSpace
