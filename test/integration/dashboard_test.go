@@ -29,6 +29,7 @@ import (
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/app/dashboard"
 	"github.com/flotilla-io/flotilla/internal/localstack"
+	"github.com/flotilla-io/flotilla/internal/member/join"
 )
 
 // dashboardSite is an in-process dashboard over the stack's control plane,
@@ -306,6 +307,62 @@ func TestDashboard(t *testing.T) {
 		code, body := d.get(d.browser(cert), "/fleet")
 		if code != http.StatusOK || !strings.Contains(body, `data-cluster="member1"`) || !strings.Contains(body, "client certificate") {
 			t.Errorf("fleet with the admin certificate: %d\n%s", code, body)
+		}
+	})
+
+	t.Run("promote takes an object running in a member into the control plane", func(t *testing.T) {
+		pki := localstack.PKIPaths(theStack.dataDir)
+		cert, err := tls.LoadX509KeyPair(pki.AdminCert, pki.AdminKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		member := theStack.members["member1"]
+		// What the unifiedAuth controller (not running here) would send: the member's
+		// impersonator may impersonate, so the Cluster proxy acts as the caller there.
+		for _, obj := range []client.Object{
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "dash-impersonator"},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users", "groups"}, Verbs: []string{"impersonate"}}}},
+			&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dash-impersonator"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "dash-impersonator"},
+				Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: join.ClusterSecretNamespace, Name: join.ImpersonatorServiceAccount}}},
+		} {
+			if err := member.Create(ctx, obj); client.IgnoreAlreadyExists(err) != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = member.Delete(ctx, obj) })
+		}
+		if err := member.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dash-promote"}}); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = member.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dash-promote"}}) })
+		if err := member.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "dash-promote", Name: "settings"},
+			Data: map[string]string{"mode": "fast"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dash-promote"}}); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cp.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dash-promote"}}) })
+		root := d.browser(cert)
+		req := map[string]any{"action": "promote", "cluster": "member1", "kind": "cm", "namespace": "dash-promote", "name": "settings"}
+		code, resp := d.act(root, req)
+		if code != http.StatusOK || !strings.Contains(resp["object"].(string), "kind: PropagationPolicy") || !strings.Contains(resp["object"].(string), "mode: fast") {
+			t.Fatalf("the promote's dry run: %d %v", code, resp)
+		}
+		req["confirm"] = true
+		if code, resp := d.act(root, req); code != http.StatusOK {
+			t.Fatalf("the promote: %d %v", code, resp)
+		}
+		cm := &corev1.ConfigMap{}
+		if err := cp.Get(ctx, client.ObjectKey{Namespace: "dash-promote", Name: "settings"}, cm); err != nil || cm.Data["mode"] != "fast" {
+			t.Errorf("the promoted ConfigMap on the control plane: %v %v", cm.Data, err)
+		}
+		if code, resp := d.act(root, req); code != http.StatusBadRequest || !strings.Contains(resp["error"].(string), "already exists on the control plane") {
+			t.Errorf("promoting it again: %d %v", code, resp)
+		}
+		req["name"] = "missing"
+		if code, resp := d.act(root, req); code != http.StatusBadRequest || !strings.Contains(resp["error"].(string), "not found in cluster member1") {
+			t.Errorf("promoting what the member lacks: %d %v", code, resp)
 		}
 	})
 

@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -20,13 +25,15 @@ import (
 	appsv1alpha1 "github.com/flotilla-io/flotilla/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	rolloutv1alpha1 "github.com/flotilla-io/flotilla/api/rollout/v1alpha1"
+	"github.com/flotilla-io/flotilla/internal/core/promotion"
 )
 
 // actionRequest is the body of POST /actions. Confirm false runs the
 // action as a server-side dry run and answers with the object it would
 // write; true writes it.
 type actionRequest struct {
-	// Action is cordon, uncordon, taint, untaint, rebalance, pause or resume.
+	// Action is cordon, uncordon, taint, untaint, rebalance, pause, resume
+	// or promote.
 	Action  string `json:"action"`
 	Confirm bool   `json:"confirm"`
 	// Cluster, with Key, Value and Effect for taint and untaint.
@@ -34,7 +41,9 @@ type actionRequest struct {
 	Key     string `json:"key,omitempty"`
 	Value   string `json:"value,omitempty"`
 	Effect  string `json:"effect,omitempty"`
-	// APIVersion, Kind, Namespace and Name name the workload to rebalance.
+	// APIVersion, Kind, Namespace and Name name the workload to rebalance;
+	// Kind (as kubectl takes it: deploy, deployments.apps, Deployment),
+	// Namespace and Name the object in Cluster to promote.
 	APIVersion string `json:"apiVersion,omitempty"`
 	Kind       string `json:"kind,omitempty"`
 	Namespace  string `json:"namespace,omitempty"`
@@ -116,8 +125,10 @@ func (s *Server) act(ctx context.Context, u *user, req actionRequest) (actionRes
 			Object: s.objectYAML(wr)}, nil
 	case "pause", "resume":
 		return s.pauseResume(ctx, u, req, dry)
+	case "promote":
+		return s.promote(ctx, u, req, dry)
 	}
-	return actionResponse{}, badAction(fmt.Sprintf("unknown action %q: want cordon, uncordon, taint, untaint, rebalance, pause or resume", req.Action))
+	return actionResponse{}, badAction(fmt.Sprintf("unknown action %q: want cordon, uncordon, taint, untaint, rebalance, pause, resume or promote", req.Action))
 }
 
 func (s *Server) taint(ctx context.Context, u *user, req actionRequest, dry bool) (actionResponse, error) {
@@ -276,4 +287,85 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// promote takes an object running in a member into the control plane, as
+// `flotilla promote` (karmadactl promote) does: read from the member
+// through the Cluster proxy as the user, created on the control plane
+// without what the member set, with a policy that places it on that member
+// and adopts the running copy (conflictResolution Overwrite). The policy
+// is written first, so the template is claimed by it as it is created.
+func (s *Server) promote(ctx context.Context, u *user, req actionRequest, dry bool) (actionResponse, error) {
+	if req.Cluster == "" || req.Kind == "" || req.Name == "" {
+		return actionResponse{}, badAction("promote needs a cluster, a kind and a name")
+	}
+	m, err := s.resolveKind(req.Kind)
+	if err != nil {
+		return actionResponse{}, badAction(err.Error())
+	}
+	ns := ""
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		if ns = req.Namespace; ns == "" {
+			ns = metav1.NamespaceDefault
+		}
+	}
+	what := fmt.Sprintf("%s %s", m.GroupVersionKind.Kind, qualified(ns, req.Name))
+	summary := fmt.Sprintf("promote %s from cluster %s", what, req.Cluster)
+	proxied := rest.CopyConfig(u.cfg)
+	proxied.Host = strings.TrimSuffix(proxied.Host, "/") + "/apis/cluster.karmada.io/v1alpha1/clusters/" + req.Cluster + "/proxy"
+	member, err := dynamic.NewForConfig(proxied)
+	if err != nil {
+		return actionResponse{Summary: summary}, err
+	}
+	obj, err := member.Resource(m.Resource).Namespace(ns).Get(ctx, req.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return actionResponse{Summary: summary}, badAction(fmt.Sprintf("%s not found in cluster %s: check the kind, the name and the namespace", what, req.Cluster))
+	case err != nil:
+		return actionResponse{Summary: summary}, fmt.Errorf("read %s from cluster %s through its proxy: %w", what, req.Cluster, err)
+	}
+	if _, err := u.dyn.Resource(m.Resource).Namespace(ns).Get(ctx, req.Name, metav1.GetOptions{}); err == nil {
+		return actionResponse{Summary: summary}, badAction(fmt.Sprintf("%s already exists on the control plane, so it is already a template: give it a policy instead", what))
+	}
+	target := promotion.Target{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: ns, Name: obj.GetName()}
+	name := promotion.PolicyName(ns, obj.GetName(), obj.GroupVersionKind())
+	var policy client.Object = promotion.ClusterPropagationPolicy(name, req.Cluster, target)
+	if ns != "" {
+		policy = promotion.PropagationPolicy(name, req.Cluster, target)
+	}
+	var opts []client.CreateOption
+	createOpts := metav1.CreateOptions{}
+	if dry {
+		opts, createOpts.DryRun = append(opts, client.DryRunAll), []string{metav1.DryRunAll}
+	}
+	if err := u.cl.Create(ctx, policy, opts...); err != nil {
+		return actionResponse{Summary: summary}, err
+	}
+	tmpl, err := u.dyn.Resource(m.Resource).Namespace(ns).Create(ctx, promotion.Template(obj), createOpts)
+	if err != nil {
+		return actionResponse{Summary: summary}, fmt.Errorf("the policy %s was written, the template not: %w", name, err)
+	}
+	return actionResponse{Summary: summary, Object: s.objectYAML(policy) + "---\n" + s.objectYAML(tmpl)}, nil
+}
+
+// resolveKind maps a kind as kubectl takes it (deploy, deployments,
+// deployments.apps, Deployment) to its REST mapping on the control plane.
+func (s *Server) resolveKind(arg string) (*meta.RESTMapping, error) {
+	gvr, gr := schema.ParseResourceArg(strings.ToLower(arg))
+	var res schema.GroupVersionResource
+	var err error
+	if gvr != nil {
+		res, err = s.shortcuts.ResourceFor(*gvr)
+	}
+	if gvr == nil || err != nil {
+		res, err = s.shortcuts.ResourceFor(gr.WithVersion(""))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the control plane serves no kind %q", arg)
+	}
+	gvk, err := s.shortcuts.KindFor(res)
+	if err != nil {
+		return nil, err
+	}
+	return s.shortcuts.RESTMapping(gvk.GroupKind(), gvk.Version)
 }

@@ -30,6 +30,7 @@ type user struct {
 	Groups []string
 	// Via says how they signed in: "token" or "client certificate".
 	Via string
+	cfg *rest.Config
 	cl  client.Client
 	dyn dynamic.Interface
 	kc  kubernetes.Interface
@@ -145,7 +146,7 @@ func (s *Server) newUser(cfg *rest.Config, name string, groups []string, via str
 	if err != nil {
 		return nil, err
 	}
-	return &user{Name: name, Groups: groups, Via: via, cl: cl, dyn: dyn, kc: kc, may: map[string]mayAnswer{}}, nil
+	return &user{Name: name, Groups: groups, Via: via, cfg: cfg, cl: cl, dyn: dyn, kc: kc, may: map[string]mayAnswer{}}, nil
 }
 
 // signIn checks token with the control plane (a SelfSubjectReview made

@@ -111,11 +111,13 @@ type Server struct {
 	own, anonymous *rest.Config
 	scheme         *runtime.Scheme
 	mapper         meta.RESTMapper
-	ownClient      client.Client
-	sessions       *sessions
-	hub            *hub
-	samples        *samples
-	clientCAs      *x509.CertPool
+	// shortcuts also resolves kubectl's short names (deploy).
+	shortcuts meta.RESTMapper
+	ownClient client.Client
+	sessions  *sessions
+	hub       *hub
+	samples   *samples
+	clientCAs *x509.CertPool
 }
 
 // New returns a Server for the control plane cfg reaches (the dashboard's
@@ -129,13 +131,15 @@ func New(cfg *rest.Config, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(d))
+	cached := memory.NewMemCacheClient(d)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	cl, err := client.New(own, client.Options{Scheme: scheme, Mapper: mapper})
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opts: o, own: own, anonymous: anonymous, scheme: scheme, mapper: mapper, ownClient: cl,
-		sessions: newSessions(o.SessionTTL), hub: newHub(), samples: newSamples(120)}
+		shortcuts: restmapper.NewShortcutExpander(mapper, cached, nil),
+		sessions:  newSessions(o.SessionTTL), hub: newHub(), samples: newSamples(120)}
 	if o.ClientCAFile != "" {
 		pem, err := os.ReadFile(o.ClientCAFile)
 		if err != nil {

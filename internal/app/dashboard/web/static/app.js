@@ -15,24 +15,35 @@
     return u.toString();
   }
 
-  // refresh redraws the page's content; changes arriving meanwhile cause
-  // one more redraw when it ends.
-  async function refresh() {
+  // refresh redraws the page's content. A page that takes T to draw waits T (50 ms at least) before it is drawn
+  // again, so a burst of changes to a big fleet never keeps the control plane
+  // busy listing; changes meanwhile cause one more redraw.
+  let timer = null, nextAt = 0;
+  function refresh() {
     if (busy) { again = true; return; }
+    const wait = nextAt - Date.now();
+    if (wait > 0) {
+      if (!timer) timer = setTimeout(() => { timer = null; refresh(); }, wait);
+      return;
+    }
+    draw();
+  }
+
+  async function draw() {
     busy = true;
+    const t0 = Date.now();
     try {
       const r = await fetch(fragmentURL(), {credentials: 'same-origin', cache: 'no-store'});
       if (r.status === 401) { location.reload(); return; }
-      const html = await r.text();
-      // Keep an open dialog and the focus of a filter as they are.
-      main.innerHTML = html;
+      main.innerHTML = await r.text();
       version++;
       main.dataset.version = String(version);
     } catch (e) {
       if (live) live.classList.remove('on');
     } finally {
       busy = false;
-      if (again) { again = false; setTimeout(refresh, 50); }
+      nextAt = Date.now() + Math.max(50, Date.now() - t0);
+      if (again) { again = false; refresh(); }
     }
   }
   window.flotillaRefresh = refresh;
@@ -105,6 +116,15 @@
       if (!t) return;
       const [key, effect] = t.trim().split(':');
       req.key = key; req.effect = effect || '';
+    }
+    if (d.ask === 'promote') {
+      const t = prompt('Object running in ' + d.cluster + ' to take into the control plane, as KIND/NAME (for example deployment/web)');
+      if (!t) return;
+      const [kind, name] = t.trim().split('/');
+      if (!kind || !name) { show(req, {error: 'Write the object as KIND/NAME, for example deployment/web.'}); return; }
+      const ns = prompt('Its namespace in ' + d.cluster + ' (ignored for a cluster-scoped kind)', 'default');
+      if (ns === null) return;
+      req.kind = kind; req.name = name; req.namespace = ns.trim();
     }
     pending = req;
     show(req, await send(Object.assign({}, req, {confirm: false})));
