@@ -324,14 +324,19 @@ func (s *Story) placement(spec *workv1alpha2.ResourceBindingSpec, status *workv1
 // binding bname in namespace, newest first, at most 50; none when they
 // cannot be read.
 func events(ctx context.Context, cl client.Client, namespace, kind, name, bname string) []corev1.Event {
-	list := &corev1.EventList{}
-	if err := cl.List(ctx, list, client.InNamespace(namespace)); err != nil {
-		return nil
-	}
+	// Two lists filtered by the API server (involvedObject.name), not the
+	// namespace's every event: a namespace of a thousand templates holds
+	// tens of thousands.
 	var out []corev1.Event
-	for _, e := range list.Items {
-		if (e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name) || e.InvolvedObject.Name == bname {
-			out = append(out, e)
+	for _, n := range []string{name, bname} {
+		list := &corev1.EventList{}
+		if err := cl.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{"involvedObject.name": n}); err != nil {
+			return nil
+		}
+		for _, e := range list.Items {
+			if (e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name) || e.InvolvedObject.Name == bname {
+				out = append(out, e)
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return EventTime(&out[i]).After(EventTime(&out[j])) })

@@ -33,7 +33,7 @@ var pages = []page{
 	{"/workloads", "Workloads", []string{"resourcebindings", "clusterresourcebindings", "clusters"}, func(s *Server, ctx context.Context, u *user, q url.Values) (any, error) {
 		return s.workloads(ctx, u, workloadFilter{Namespace: q.Get("namespace"), Kind: q.Get("kind"), Policy: q.Get("policy"), Cluster: q.Get("cluster"), Health: q.Get("health")})
 	}},
-	{"/story", "Template", []string{"resourcebindings", "clusterresourcebindings", "works", "events", "clusters"}, func(s *Server, ctx context.Context, u *user, q url.Values) (any, error) {
+	{"/story", "Template", []string{"resourcebindings", "clusterresourcebindings", "clusters"}, func(s *Server, ctx context.Context, u *user, q url.Values) (any, error) {
 		return s.story(ctx, u, q.Get("apiVersion"), q.Get("kind"), q.Get("namespace"), q.Get("name"))
 	}},
 	{"/policies", "Policies", []string{"propagationpolicies", "clusterpropagationpolicies", "overridepolicies", "clusteroverridepolicies", "resourcebindings", "clusterresourcebindings"}, func(s *Server, ctx context.Context, u *user, _ url.Values) (any, error) {
@@ -42,7 +42,7 @@ var pages = []page{
 	{"/autoscaling", "Autoscaling", []string{"federatedhpas", "cronfederatedhpas"}, func(s *Server, ctx context.Context, u *user, _ url.Values) (any, error) {
 		return s.autoscaling(ctx, u)
 	}},
-	{"/operations", "Operations", []string{"resourcebindings", "clusterresourcebindings", "workloadrebalancers", "events"}, func(s *Server, ctx context.Context, u *user, _ url.Values) (any, error) {
+	{"/operations", "Operations", []string{"resourcebindings", "clusterresourcebindings", "workloadrebalancers", "clusters"}, func(s *Server, ctx context.Context, u *user, _ url.Values) (any, error) {
 		return s.operations(ctx, u)
 	}},
 	{"/metrics", "Metrics", nil, func(s *Server, ctx context.Context, u *user, _ url.Values) (any, error) {

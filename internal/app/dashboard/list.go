@@ -29,12 +29,12 @@ type scope struct {
 	Forbidden string
 }
 
-// list reads a kind into into as u: across all namespaces when u may,
+// list reads a kind into into as u (with opts, such as a field selector): across all namespaces when u may,
 // else namespace by namespace over those u may read (a user with RBAC on
 // one namespace sees that namespace). Cluster-scoped kinds are all or
 // nothing. A Forbidden answer is not an error: scope.Forbidden says it.
-func (s *Server) list(ctx context.Context, u *user, into client.ObjectList, namespaced bool) (scope, error) {
-	err := u.cl.List(ctx, into)
+func (s *Server) list(ctx context.Context, u *user, into client.ObjectList, namespaced bool, opts ...client.ListOption) (scope, error) {
+	err := u.cl.List(ctx, into, opts...)
 	if err == nil {
 		return scope{All: true}, nil
 	}
@@ -65,7 +65,7 @@ func (s *Server) list(ctx context.Context, u *user, into client.ObjectList, name
 			defer wg.Done()
 			defer func() { <-sem }()
 			one := into.DeepCopyObject().(client.ObjectList)
-			err := u.cl.List(ctx, one, client.InNamespace(ns))
+			err := u.cl.List(ctx, one, append([]client.ListOption{client.InNamespace(ns)}, opts...)...)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

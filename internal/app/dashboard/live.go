@@ -17,13 +17,14 @@ import (
 )
 
 // watched are the kinds whose changes wake the pages, by topic (the
-// resource's plural name, which pages subscribe to).
+// resource's plural name, which pages subscribe to). Works and Events are
+// not watched: what they change reaches a binding (its aggregatedStatus,
+// conditions) in the same moment, and a fleet holds many times more of
+// them (three Works per template on three members, and several events).
 var watched = map[string]schema.GroupVersionResource{
 	"clusters":                   {Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"},
 	"resourcebindings":           {Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"},
 	"clusterresourcebindings":    {Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"},
-	"works":                      {Group: "work.karmada.io", Version: "v1alpha1", Resource: "works"},
-	"events":                     {Version: "v1", Resource: "events"},
 	"propagationpolicies":        {Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"},
 	"clusterpropagationpolicies": {Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clusterpropagationpolicies"},
 	"overridepolicies":           {Group: "policy.karmada.io", Version: "v1alpha1", Resource: "overridepolicies"},

@@ -231,7 +231,7 @@ func (s *Server) policies(ctx context.Context, u *user) (*policiesView, error) {
 	for _, p := range cops.Items {
 		v.Overrides = append(v.Overrides, orow("ClusterOverridePolicy", "", p.Name, &p.Spec))
 	}
-	v.Contests = s.recentEvents(ctx, u, func(e *corev1.Event) bool { return contestReasons[e.Reason] }, 50)
+	v.Contests = s.recentEvents(ctx, u, contestReasons, func(*corev1.Event) bool { return true }, 50)
 	return v, nil
 }
 
@@ -284,19 +284,22 @@ func derefInt32(p *int32) int32 {
 	return *p
 }
 
-// recentEvents lists, newest first, up to n events u may read that keep
+// recentEvents lists, newest first, up to n events u may read with one of
+// reasons (one list per reason, filtered by the API server) that keep
 // accepts.
-func (s *Server) recentEvents(ctx context.Context, u *user, keep func(*corev1.Event) bool, n int) []moment {
-	list := &corev1.EventList{}
-	if _, err := s.list(ctx, u, list, true); err != nil {
-		return nil
-	}
+func (s *Server) recentEvents(ctx context.Context, u *user, reasons map[string]bool, keep func(*corev1.Event) bool, n int) []moment {
 	var out []moment
-	for i := range list.Items {
-		e := &list.Items[i]
-		if keep(e) {
-			out = append(out, moment{At: explain.EventTime(e), Type: e.Type, Reason: e.Reason, Msg: e.Message,
-				Object: e.InvolvedObject.Kind + " " + qualified(e.InvolvedObject.Namespace, e.InvolvedObject.Name)})
+	for _, reason := range sortedKeys(reasons) {
+		list := &corev1.EventList{}
+		if _, err := s.list(ctx, u, list, true, client.MatchingFields{"reason": reason}); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			e := &list.Items[i]
+			if keep(e) {
+				out = append(out, moment{At: explain.EventTime(e), Type: e.Type, Reason: e.Reason, Msg: e.Message,
+					Object: e.InvolvedObject.Kind + " " + qualified(e.InvolvedObject.Namespace, e.InvolvedObject.Name)})
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].At.After(out[j].At) })
@@ -526,7 +529,7 @@ func (s *Server) operations(ctx context.Context, u *user) (*operationsView, erro
 		}
 	}
 	hour := now.Add(-time.Hour)
-	v.Failovers = s.recentEvents(ctx, u, func(e *corev1.Event) bool { return failoverReasons[e.Reason] && explain.EventTime(e).After(hour) }, 50)
+	v.Failovers = s.recentEvents(ctx, u, failoverReasons, func(e *corev1.Event) bool { return explain.EventTime(e).After(hour) }, 50)
 	return v, nil
 }
 
