@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/flotilla-io/flotilla/internal/test/testproc"
 )
 
 // chromium finds a Chromium or Chrome binary. Without one the browser
@@ -18,13 +20,8 @@ import (
 // chromium and a missing browser is a failure.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{os.Getenv("FLOTILLA_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
+	if p := testproc.Chromium(); p != "" {
+		return p
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatal("no Chromium found: .ci/run installs Debian's chromium package; set FLOTILLA_CHROMIUM to another binary")

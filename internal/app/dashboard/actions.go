@@ -149,17 +149,12 @@ func (s *Server) taint(ctx context.Context, u *user, req actionRequest, dry bool
 	if req.Action == "taint" || req.Action == "untaint" {
 		summary = fmt.Sprintf("%s cluster %s with %s", req.Action, req.Cluster, taintText(t))
 	}
-	var written *clusterv1alpha1.Cluster
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c := &clusterv1alpha1.Cluster{}
-		if err := u.cl.Get(ctx, client.ObjectKey{Name: req.Cluster}, c); err != nil {
-			return err
-		}
+	c := &clusterv1alpha1.Cluster{}
+	err := s.update(ctx, u, client.ObjectKey{Name: req.Cluster}, c, dry, func() error {
 		var taints []corev1.Taint
 		found := false
 		for _, have := range c.Spec.Taints {
-			same := have.Key == t.Key && (t.Effect == "" || have.Effect == t.Effect)
-			if same {
+			if have.Key == t.Key && (t.Effect == "" || have.Effect == t.Effect) {
 				found = true
 				if !add {
 					continue
@@ -174,20 +169,31 @@ func (s *Server) taint(ctx context.Context, u *user, req actionRequest, dry bool
 			taints = append(taints, t)
 		}
 		c.Spec.Taints = taints
-		var opts []client.UpdateOption
-		if dry {
-			opts = append(opts, client.DryRunAll)
-		}
-		if err := u.cl.Update(ctx, c, opts...); err != nil {
-			return err
-		}
-		written = c
 		return nil
 	})
 	if err != nil {
 		return actionResponse{Summary: summary}, err
 	}
-	return actionResponse{Summary: summary, Object: s.objectYAML(written)}, nil
+	return actionResponse{Summary: summary, Object: s.objectYAML(c)}, nil
+}
+
+// update reads key into obj as u, lets change edit it (or refuse, with
+// its error), and writes it back as u (a server-side dry run with dry),
+// again from a fresh read on a conflict.
+func (s *Server) update(ctx context.Context, u *user, key client.ObjectKey, obj client.Object, dry bool, change func() error) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := u.cl.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		if err := change(); err != nil {
+			return err
+		}
+		var opts []client.UpdateOption
+		if dry {
+			opts = append(opts, client.DryRunAll)
+		}
+		return u.cl.Update(ctx, obj, opts...)
+	})
 }
 
 func taintText(t corev1.Taint) string {
@@ -214,18 +220,11 @@ func (s *Server) pauseResume(ctx context.Context, u *user, req actionRequest, dr
 	}
 	kind := bindingKind(ns)
 	summary := fmt.Sprintf("%s the staged rollout of %s %s", req.Action, kind, req.Binding)
-	var written client.Object
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		b := kind.Empty()
-		if err := u.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
-			return err
-		}
+	b := kind.Empty()
+	err := s.update(ctx, u, client.ObjectKey{Namespace: ns, Name: name}, b, dry, func() error {
 		a := b.GetAnnotations()
 		if a[rolloutv1alpha1.StrategyAnnotation] == "" {
 			return badAction(fmt.Sprintf("%s has no staged rollout (its policy names no %s)", req.Binding, rolloutv1alpha1.StrategyAnnotation))
-		}
-		if a == nil {
-			a = map[string]string{}
 		}
 		if req.Action == "pause" {
 			a[rolloutv1alpha1.PausedAnnotation] = "true"
@@ -234,20 +233,12 @@ func (s *Server) pauseResume(ctx context.Context, u *user, req actionRequest, dr
 			a[rolloutv1alpha1.ResumeAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
 		}
 		b.SetAnnotations(a)
-		var opts []client.UpdateOption
-		if dry {
-			opts = append(opts, client.DryRunAll)
-		}
-		if err := u.cl.Update(ctx, b, opts...); err != nil {
-			return err
-		}
-		written = b
 		return nil
 	})
 	if err != nil {
 		return actionResponse{Summary: summary}, err
 	}
-	return actionResponse{Summary: summary, Object: s.objectYAML(written)}, nil
+	return actionResponse{Summary: summary, Object: s.objectYAML(b)}, nil
 }
 
 func cutLast(s string) (string, string, bool) {

@@ -72,11 +72,16 @@ func newSamples(max int) *samples {
 func (s *samples) addHPA(key string, v hpaSample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := append(s.hpa[key], v)
-	if len(l) > s.max {
-		l = l[len(l)-s.max:]
+	s.hpa[key] = ring(s.hpa[key], v, s.max)
+}
+
+// ring appends v to l and keeps the last max entries.
+func ring[T any](l []T, v T, max int) []T {
+	l = append(l, v)
+	if len(l) > max {
+		l = l[len(l)-max:]
 	}
-	s.hpa[key] = l
+	return l
 }
 
 func (s *samples) hpaHistory(key string) []hpaSample {
@@ -88,11 +93,7 @@ func (s *samples) hpaHistory(key string) []hpaSample {
 func (s *samples) addScrape(component string, v scrape) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := append(s.scrapes[component], v)
-	if len(l) > s.max {
-		l = l[len(l)-s.max:]
-	}
-	s.scrapes[component] = l
+	s.scrapes[component] = ring(s.scrapes[component], v, s.max)
 }
 
 func (s *samples) scrapesOf(component string) []scrape {

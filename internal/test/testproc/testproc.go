@@ -75,3 +75,19 @@ func MachineIPv4(tb testing.TB) string {
 	tb.Skip("this machine has no non-loopback IPv4 address for the stand-in backends")
 	return ""
 }
+
+// Chromium returns the path of a Chromium or Chrome binary for the tests
+// and benches that drive a real browser: $FLOTILLA_CHROMIUM, else the first
+// of chromium, chromium-browser, google-chrome and google-chrome-stable on
+// the PATH; "" when there is none.
+func Chromium() string {
+	for _, name := range []string{os.Getenv("FLOTILLA_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
