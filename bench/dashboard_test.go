@@ -155,12 +155,7 @@ func peakMiB(proc string) float64 {
 // story page shows it without a reload.
 func (h *harness) dashboardInBrowser(browser, base, token string) []string {
 	b := h.b
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Flag("ignore-certificate-errors", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	ctx := testproc.Browser(b, browser)
 	do := func(actions ...chromedp.Action[chromedp.Void]) {
 		if err := chromedp.Do(ctx, actions...); err != nil {
 			b.Fatal(err)

@@ -110,6 +110,6 @@ RBAC is what the dashboard will allow.`,
 	}
 	cp.add(cmd)
 	cmd.Flags().StringVar(&account, "service-account", dashboard.AdminNamespace+"/"+dashboard.AdminServiceAccount, "NAMESPACE/NAME of the ServiceAccount to sign in as")
-	cmd.Flags().DurationVar(&ttl, "duration", 8*time.Hour, "how long the token is valid")
+	cmd.Flags().DurationVar(&ttl, "duration", 8*time.Hour, "how long the token is valid (at least 10m; the API server may cap it)")
 	return cmd
 }

@@ -122,13 +122,7 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: dash-a}]
 	// The token command prints the token on stdout and a note on stderr; s.flotilla joins both.
 	adminToken, viewerToken = firstLine(adminToken), firstLine(viewerToken)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.Flag("ignore-certificate-errors", true), chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(testproc.Browser(t, browser), 4*time.Minute)
 	defer cancelTimeout()
 
 	failed := func(what string, err error) {
@@ -258,7 +252,7 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: dash-a}]
 	// A deleted template's page says it is gone.
 	s.kubectl("", "delete", "deployment", "web", "-n", "dash-a")
 	run("the deleted template's page", chromedp.Navigate(url+"/story?apiVersion=apps/v1&kind=Deployment&namespace=dash-a&name=web"))
-	until("the page says it is gone", `document.querySelector('#gone')?.textContent.includes('is gone')`)
+	until("the page says it is gone", `document.querySelector('#gone')?.textContent.includes('is not on the control plane')`)
 	shot("14-story-gone")
 }
 

@@ -196,6 +196,14 @@ func TestDashboard(t *testing.T) {
 		if code, _ := d.act(c, map[string]any{"action": "cordon", "cluster": "member1"}); code != http.StatusUnauthorized {
 			t.Errorf("an anonymous action: %d; want 401", code)
 		}
+		u, _ := url.Parse(d.srv.URL)
+		c.Jar.SetCookies(u, []*http.Cookie{{Name: "flotilla-dashboard-session", Value: "stale", Path: "/"}})
+		if code, loc := d.get(c, "/fleet"); code != http.StatusFound || !strings.HasSuffix(loc, "&expired=1") {
+			t.Errorf("a session the dashboard does not hold: %d %q; want the sign-in page saying it expired", code, loc)
+		}
+		if _, body := d.get(c, "/login?expired=1"); !strings.Contains(body, "Your sign-in expired") {
+			t.Errorf("the sign-in page after an expired session:\n%s", body)
+		}
 	})
 
 	t.Run("a wrong token gets the sign-in page with a message", func(t *testing.T) {
@@ -249,8 +257,16 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("the story: %d\n%s", code, body)
 		}
 		code, body = d.get(viewer, "/story?apiVersion=apps/v1&kind=Deployment&namespace=dash-a&name=gone")
-		if code != http.StatusNotFound || !strings.Contains(body, "Deployment dash-a/gone is gone") {
+		if code != http.StatusNotFound || !strings.Contains(body, "Deployment dash-a/gone is not on the control plane") {
 			t.Errorf("a missing template: %d\n%s", code, body)
+		}
+		for _, bad := range []string{"/story", "/story?apiVersion=apps/v1&kind=Deployment&name=web"} {
+			if code, body := d.get(viewer, bad); code != http.StatusBadRequest || !strings.Contains(body, "This address is not one the dashboard can draw") {
+				t.Errorf("%s: %d\n%s", bad, code, body)
+			}
+		}
+		if code, body := d.get(viewer, "/nowhere"); code != http.StatusNotFound || !strings.Contains(body, "Nothing here") {
+			t.Errorf("an unknown page: %d\n%s", code, body)
 		}
 		code, body = d.get(viewer, "/story?apiVersion=apps/v1&kind=Deployment&namespace=dash-b&name=web")
 		if code != http.StatusForbidden || !strings.Contains(body, "RBAC does not let system:serviceaccount:dash-a:viewer read") {

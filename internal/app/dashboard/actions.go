@@ -121,7 +121,11 @@ func (s *Server) act(ctx context.Context, u *user, req actionRequest) (actionRes
 		if err := u.cl.Create(ctx, wr, opts...); err != nil {
 			return actionResponse{Summary: "create a WorkloadRebalancer"}, err
 		}
-		return actionResponse{Summary: fmt.Sprintf("create WorkloadRebalancer %s: reschedule %s %s from scratch", orDash(wr.Name), req.Kind, qualified(req.Namespace, req.Name)),
+		summary := fmt.Sprintf("create a WorkloadRebalancer (named dashboard-… when written): reschedule %s %s from scratch", req.Kind, qualified(req.Namespace, req.Name))
+		if !dry {
+			summary = fmt.Sprintf("created WorkloadRebalancer %s: %s %s is rescheduled from scratch", wr.Name, req.Kind, qualified(req.Namespace, req.Name))
+		}
+		return actionResponse{Summary: summary,
 			Object: s.objectYAML(wr)}, nil
 	case "pause", "resume":
 		return s.pauseResume(ctx, u, req, dry)

@@ -43,6 +43,9 @@ func Token(ctx context.Context, kc kubernetes.Interface, namespace, name string,
 	seconds := int64(ttl.Seconds())
 	tr, err := kc.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &seconds}}, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", time.Time{}, fmt.Errorf("ServiceAccount %s/%s does not exist: create it with 'kubectl create serviceaccount %s -n %s' and give it RBAC (a RoleBinding or ClusterRoleBinding)", namespace, name, name, namespace)
+	}
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("request a token for ServiceAccount %s/%s: %w", namespace, name, err)
 	}

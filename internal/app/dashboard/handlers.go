@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -110,10 +111,24 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { s.loginPage(w, r, tpl, "", http.StatusOK) })
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		msg := ""
+		if r.URL.Query().Get("expired") != "" {
+			msg = "Your sign-in expired, or the dashboard restarted since (sign-ins live in its memory): sign in again."
+		}
+		s.loginPage(w, r, tpl, msg, http.StatusOK)
+	})
 	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) { s.login(w, r, tpl) })
 	mux.HandleFunc("POST /logout", s.logout)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/fleet", http.StatusFound) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = fmt.Fprintf(w, `<!doctype html><title>Not found · Flotilla</title><link rel="stylesheet" href="/static/style.css">`+
+			`<main><h1>Nothing here</h1><p>The dashboard has no page %s. Its pages: <a href="/fleet">Fleet</a>, <a href="/workloads">Workloads</a>, `+
+			`<a href="/policies">Policies</a>, <a href="/autoscaling">Autoscaling</a>, <a href="/operations">Operations</a>, <a href="/metrics">Metrics</a>.</p></main>`,
+			template.HTMLEscapeString(r.URL.Path))
+	})
 	for _, p := range pages {
 		mux.HandleFunc("GET "+p.Path, s.authed(func(w http.ResponseWriter, r *http.Request, u *user) { s.render(w, r, u, tpl, p) }))
 	}
@@ -149,7 +164,11 @@ func (s *Server) authed(next func(http.ResponseWriter, *http.Request, *user)) ht
 		u := s.userOf(r)
 		if u == nil {
 			if r.Method == http.MethodGet && r.URL.Query().Get("fragment") == "" && r.URL.Path != "/live" {
-				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+				to := "/login?next=" + url.QueryEscape(r.URL.RequestURI())
+				if _, err := r.Cookie(cookieName); err == nil {
+					to += "&expired=1" // a session this dashboard no longer holds
+				}
+				http.Redirect(w, r, to, http.StatusFound)
 				return
 			}
 			writeJSON(w, http.StatusUnauthorized, actionResponse{Error: "not signed in, or the sign-in expired: reload the page to sign in"})
@@ -168,7 +187,11 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, u *user, tpl *te
 	}
 	code := http.StatusOK
 	body, err := p.view(s, ctx, u, r.URL.Query())
-	if msg, denied := forbidden(err); denied {
+	var bad badRequest
+	if errors.As(err, &bad) {
+		data.Error = "This address is not one the dashboard can draw: " + bad.Error()
+		code = http.StatusBadRequest
+	} else if msg, denied := forbidden(err); denied {
 		data.Error = fmt.Sprintf("RBAC does not let %s read what this page shows. The control plane said: %s", u.Name, msg)
 		code = http.StatusForbidden
 	} else if err != nil {

@@ -42,7 +42,8 @@ type memberStatus struct {
 
 type storyView struct {
 	APIVersion, Kind, Namespace, Name string
-	// Gone is set when the template does not exist (any more).
+	// Gone says why there is no story: the template or its kind is not
+	// on the control plane.
 	Gone     string
 	Story    *explain.Story
 	Replicas int32
@@ -57,20 +58,27 @@ type storyView struct {
 
 func (s *Server) story(ctx context.Context, u *user, apiVersion, kind, namespace, name string) (*storyView, error) {
 	v := &storyView{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name}
+	if apiVersion == "" || kind == "" || name == "" {
+		return nil, badRequest(fmt.Sprintf("a template's page needs apiVersion, kind and name in its address, as the workloads page links it "+
+			"(for example /story?apiVersion=apps/v1&kind=Deployment&namespace=default&name=nginx); got apiVersion %q, kind %q, name %q", apiVersion, kind, name))
+	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil || kind == "" || name == "" {
-		return nil, fmt.Errorf("a template's page needs apiVersion, kind and name in its address (got %q, %q, %q)", apiVersion, kind, name)
+	if err != nil {
+		return nil, badRequest(fmt.Sprintf("apiVersion %q is not GROUP/VERSION or VERSION", apiVersion))
 	}
 	m, err := s.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
 	if err != nil {
-		v.Gone = fmt.Sprintf("The control plane serves no %s in %s: the kind itself is gone (was its CRD deleted?).", kind, apiVersion)
+		v.Gone = fmt.Sprintf("The control plane serves no kind %s in %s: check the kind and the apiVersion (or was the kind's CRD removed?).", kind, apiVersion)
 		return v, nil
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace && namespace == "" {
+		return nil, badRequest(fmt.Sprintf("%s is namespaced: add namespace=NAMESPACE to the address", kind))
 	}
 	st, err := explain.Tell(ctx, u.cl, u.dyn, explain.Target{Mapping: m, Namespace: namespace, Name: name})
 	switch {
 	case errors.Is(err, explain.ErrNotFound):
-		v.Gone = fmt.Sprintf("%s %s is gone: it no longer exists on the control plane, so neither do its binding and Works; "+
-			"its copies were removed from the members (unless a policy said to keep them).", kind, qualified(namespace, name))
+		v.Gone = fmt.Sprintf("%s %s is not on the control plane: it was deleted (its binding and Works went with it, and its copies "+
+			"left the members unless a policy kept them), or it never existed: check the name and the namespace.", kind, qualified(namespace, name))
 		return v, nil
 	case err != nil:
 		return nil, err
@@ -132,6 +140,12 @@ func compactJSON(raw []byte) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// badRequest is a page address the user got wrong: the page says so
+// with 400, not as the control plane's failure.
+type badRequest string
+
+func (b badRequest) Error() string { return string(b) }
 
 // --- Policies ---
 

@@ -1,15 +1,18 @@
-// Package testproc runs Flotilla's binary beside a test or benchmark: a
+// Package testproc runs Flotilla's binary (and a headless browser) beside a test or benchmark: a
 // component started in the background and stopped when the test ends, on a
 // free local port.
 package testproc
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // StopGrace is how long a background process has to exit after SIGTERM
@@ -90,4 +93,16 @@ func Chromium() string {
 		}
 	}
 	return ""
+}
+
+// Browser starts the headless browser at path (Chromium's sandbox off, as
+// for root in CI; certificate errors ignored, for the stack's own CA; a
+// 1400×1000 window) and returns a tab's context, closed when tb ends.
+func Browser(tb testing.TB, path string) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("ignore-certificate-errors", true), chromedp.WindowSize(1400, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	tb.Cleanup(func() { cancel(); cancelAlloc() })
+	return ctx
 }
