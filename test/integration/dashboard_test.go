@@ -17,6 +17,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	autoscalingv1alpha1 "github.com/flotilla-io/flotilla/api/autoscaling/v1alpha1"
 	clusterv1alpha1 "github.com/flotilla-io/flotilla/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/app/dashboard"
@@ -379,6 +381,44 @@ func TestDashboard(t *testing.T) {
 		req["name"] = "missing"
 		if code, resp := d.act(root, req); code != http.StatusBadRequest || !strings.Contains(resp["error"].(string), "not found in cluster member1") {
 			t.Errorf("promoting what the member lacks: %d %v", code, resp)
+		}
+	})
+
+	t.Run("autoscaling and operations", func(t *testing.T) {
+		for _, obj := range []client.Object{
+			&autoscalingv1alpha1.FederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: "dash-a", Name: "web"},
+				Spec: autoscalingv1alpha1.FederatedHPASpec{MaxReplicas: 5,
+					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}},
+			&autoscalingv1alpha1.CronFederatedHPA{ObjectMeta: metav1.ObjectMeta{Namespace: "dash-a", Name: "mornings"},
+				Spec: autoscalingv1alpha1.CronFederatedHPASpec{
+					ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+					Rules:          []autoscalingv1alpha1.CronFederatedHPARule{{Name: "up", Schedule: "0 9 * * *", TargetReplicas: ptr.To[int32](3)}}}},
+		} {
+			if err := cp.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, body := d.get(viewer, "/autoscaling?fragment=1")
+		for _, want := range []string{"dash-a/web</strong> scales Deployment web", "dash-a/mornings", "<code>0 9 * * *</code>", "replicas 3", "(in "} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the autoscaling page lacks %q:\n%s", want, body)
+			}
+		}
+		rb := &workv1alpha2.ResourceBinding{}
+		if err := cp.Get(ctx, client.ObjectKey{Namespace: "dash-a", Name: "web-deployment"}, rb); err != nil {
+			t.Fatal(err)
+		}
+		now := metav1.Now()
+		rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member2", Reason: "TaintUntolerated",
+			Producer: "taint-manager", CreationTimestamp: &now, GracePeriodSeconds: ptr.To[int32](600)}}
+		if err := cp.Update(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+		_, body = d.get(viewer, "/operations?fragment=1")
+		for _, want := range []string{"Deployment dash-a/web", "member2", "TaintUntolerated", "taint-manager", "grace period ends in"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the operations page lacks %q:\n%s", want, body)
+			}
 		}
 	})
 
