@@ -35,6 +35,7 @@ type UpOptions struct {
 	ConfigFile string
 	Nodes      localstack.NodeDefaults
 	Bare       bool
+	Light      bool
 	// PullMembers are the members run in Pull mode (--pull-members).
 	PullMembers []string
 	// nodeFlagsSet: a node-sizing flag was given (they conflict with Bare).
@@ -132,6 +133,7 @@ again on the same data dir keeps every object.`,
 	f.StringVar(&o.Nodes.Pods, "node-pods", localstack.DefaultNodePods, "pod capacity of each simulated node")
 	f.StringSliceVar(&o.PullMembers, "pull-members", nil, "members to run in Pull mode: registered with a bootstrap token, with a 'flotilla agent' beside each (e.g. member3)")
 	f.BoolVar(&o.Bare, "bare-members", false, "members run only an API server: no nodes, scheduler or workload controllers, so nothing rolls out (for scale tests)")
+	f.BoolVar(&o.Light, "light-members", false, "bare members hosted together for large fleets: one process and one etcd serve every member's API server, each on its own port (see docs/user-guide/large-fleets.md)")
 	f.BoolVar(&o.Detach, "detach", false, "run in the background and return once ready; stop with 'flotilla down'")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the plan (components, ports, flags, paths) and start nothing")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "give up if the stack is not ready within this time")
@@ -182,10 +184,10 @@ func (o *UpOptions) Complete() error {
 			return fmt.Errorf("--pull-members: the stack has no member %q", name)
 		}
 	}
-	if o.Bare {
+	if o.Bare || o.Light {
 		for i := range o.config.Members {
 			m := &o.config.Members[i]
-			m.Bare = true
+			m.Bare, m.Light = true, o.Light
 			if o.ConfigFile == "" { // generated members: drop the node defaults
 				m.Nodes, m.CPU, m.Memory, m.Pods = 0, "", "", ""
 			}
@@ -200,8 +202,8 @@ func (o *UpOptions) Validate() error {
 	if o.ConfigFile != "" && o.membersSet {
 		return errors.New("--members and --config both set the members: list them in the config file only")
 	}
-	if o.Bare && o.nodeFlagsSet {
-		return errors.New("--bare-members runs members without nodes, so --nodes-per-member and --node-cpu/-memory/-pods do not apply")
+	if (o.Bare || o.Light) && o.nodeFlagsSet {
+		return errors.New("--bare-members and --light-members run members without nodes, so --nodes-per-member and --node-cpu/-memory/-pods do not apply")
 	}
 	if o.Detach && o.DryRun {
 		return errors.New("--dry-run starts nothing, so --detach does not apply")
@@ -546,7 +548,9 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unstructured) {
 	p := s.Plan
 	kind := "member cluster(s)"
-	if bare := countBare(p); bare == len(p.Members()) {
+	if p.LightMembers.Kind != "" && len(p.Members()) == countBare(p) {
+		kind = "light member cluster(s) (API servers only, hosted in one process: nothing runs in them)"
+	} else if bare := countBare(p); bare == len(p.Members()) {
 		kind = "bare member cluster(s) (API servers only: nothing runs in them)"
 	} else if bare > 0 {
 		kind = fmt.Sprintf("member cluster(s), %d of them bare (API servers only)", bare)

@@ -89,6 +89,14 @@ type MemberConfig struct {
 	// stays empty. Much lighter; meant for scale tests of propagation
 	// (Karmada's published propagation benchmarks use such members).
 	Bare bool `json:"bare,omitempty"`
+	// Light members are bare members hosted together, for fleets of tens
+	// to a hundred members on one machine: every light member's
+	// kube-apiserver runs in one process on one etcd, each under its own
+	// key prefix, with only the namespace, service-account token and
+	// ClusterRole aggregation controllers (no garbage collector). Each is
+	// still a real API server on its own port; kubectl works against it.
+	// Light implies Bare.
+	Light bool `json:"light,omitempty"`
 	// Nodes is how many kwok nodes the member has. Default 3; 0 when Bare.
 	Nodes int `json:"nodes,omitempty"`
 	// CPU, Memory and Pods are each node's capacity and allocatable, as
@@ -186,6 +194,7 @@ func LoadConfigFile(path string) (*Config, error) {
 func (c *Config) Complete(d NodeDefaults) {
 	for i := range c.Members {
 		m := &c.Members[i]
+		m.Bare = m.Bare || m.Light
 		def := DefaultMember(i+1, d)
 		orDefault(&m.Name, def.Name)
 		if !m.Bare { // a bare member has no nodes to size

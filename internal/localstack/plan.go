@@ -56,7 +56,14 @@ const (
 	KindAgent = "flotilla-agent"
 	// KindDashboard is `flotilla dashboard`.
 	KindDashboard = "dashboard"
+	// KindLightMembers hosts every light member's kube-apiserver in one
+	// process on one etcd (component.RunLightMembers).
+	KindLightMembers = "light-members"
 )
+
+// LightMembersName names the light members' host: its component, its
+// ports.json keys and its directory under clusters/ (the shared etcd).
+const LightMembersName = "light-members"
 
 // Component is one child process of the stack.
 type Component struct {
@@ -105,6 +112,10 @@ type ClusterPlan struct {
 	Agent Component
 }
 
+// Light reports whether the cluster is a light member, whose API server
+// runs in Plan.LightMembers rather than in a process of its own.
+func (c *ClusterPlan) Light() bool { return c.Member != nil && c.Member.Light }
+
 // Server returns the cluster's API server URL.
 func (c *ClusterPlan) Server() string {
 	return fmt.Sprintf("https://127.0.0.1:%d", c.APIServerPort)
@@ -134,6 +145,11 @@ type Plan struct {
 	// Dashboard is `flotilla dashboard`: the web dashboard over HTTPS
 	// (DashboardURL), started last.
 	Dashboard Component
+	// LightMembers hosts the API servers of the light members
+	// (MemberConfig.Light), started with the clusters; its Kind is empty
+	// when there are none. Its HealthURL answers 200 once every one is
+	// ready.
+	LightMembers Component
 	// NoAdmissionClaim turns the control plane's AdmissionClaimPlugin off
 	// (Config.NoAdmissionClaim).
 	NoAdmissionClaim bool
@@ -199,6 +215,9 @@ func BuildPlan(cfg *Config, ports PortAllocator) (*Plan, error) {
 			}
 		}
 		p.Clusters = append(p.Clusters, m)
+	}
+	if err := p.lightMembers(ports); err != nil {
+		return nil, err
 	}
 	// The metrics ports come last, so that adding them moved no other
 	// component's port in existing plans.
@@ -360,6 +379,10 @@ func (p *Plan) cluster(name string, member *MemberConfig, ports PortAllocator) (
 	if c.APIServerPort, err = port(KindAPIServer); err != nil {
 		return nil, err
 	}
+	if c.Light() {
+		// Its API server runs in Plan.LightMembers, on the shared etcd.
+		return c, nil
+	}
 	if c.EtcdPorts[0], err = port("etcd-client"); err != nil {
 		return nil, err
 	}
@@ -402,7 +425,6 @@ func (p *Plan) component(c *ClusterPlan, kind, health string, args ...string) Co
 }
 
 func (p *Plan) apiserver(c *ClusterPlan) Component {
-	saKey, saPub := p.PKI.ServiceAccountKeys(c.Name)
 	// The control plane claims new templates at admission (package
 	// claim; members have no policies) and is tuned for latency.
 	flotillaArgs := []string{
@@ -415,8 +437,15 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 	if c.Name == ControlPlaneName {
 		flotillaArgs = append(flotillaArgs, "--control-plane")
 	}
+	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(append(flotillaArgs, "--"), p.apiserverArgs(c, c.EtcdPorts[0])...)...)
+}
+
+// apiserverArgs are the kube-apiserver flags of cluster c, on the etcd at
+// etcdPort.
+func (p *Plan) apiserverArgs(c *ClusterPlan, etcdPort int) []string {
+	saKey, saPub := p.PKI.ServiceAccountKeys(c.Name)
 	apiserverArgs := []string{
-		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.EtcdPorts[0]),
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", c.APIServerPort),
@@ -462,7 +491,83 @@ func (p *Plan) apiserver(c *ClusterPlan) Component {
 			// Pull-mode members register with bootstrap tokens.
 			"--enable-bootstrap-token-auth=true")
 	}
-	return p.component(c, KindAPIServer, c.Server()+"/readyz", append(append(flotillaArgs, "--"), apiserverArgs...)...)
+	return apiserverArgs
+}
+
+// lightMembers lays out Plan.LightMembers for the light members, if any:
+// one etcd for all, each member's data under its own key prefix
+// (LightMemberEtcdPrefix), and the API server flags that keep an idle
+// member cheap.
+func (p *Plan) lightMembers(ports PortAllocator) error {
+	var light []*ClusterPlan
+	for _, m := range p.Members() {
+		if m.Light() {
+			light = append(light, m)
+		}
+	}
+	if len(light) == 0 {
+		return nil
+	}
+	port := func(what string) (int, error) { return ports.Port(LightMembersName + "/" + what) }
+	var etcd [2]int
+	var health int
+	var err error
+	for i, v := range []*int{&etcd[0], &etcd[1], &health} {
+		if *v, err = port([]string{"etcd-client", "etcd-peer", "health"}[i]); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(p.DataDir, "clusters", LightMembersName)
+	args := []string{"component", KindLightMembers,
+		"--etcd-name=" + LightMembersName,
+		"--etcd-data-dir=" + filepath.Join(dir, "etcd"),
+		fmt.Sprintf("--etcd-client-port=%d", etcd[0]),
+		fmt.Sprintf("--etcd-peer-port=%d", etcd[1]),
+		"--etcd-log-file=" + filepath.Join(p.LogDir(), LightMembersName+"-etcd.log"),
+		fmt.Sprintf("--health-port=%d", health),
+		"--tls-cert-file=" + p.PKI.ServingCert,
+		"--tls-private-key-file=" + p.PKI.ServingKey,
+		"--client-ca-file=" + p.PKI.CACert,
+	}
+	for i, m := range light {
+		m.EtcdPorts = etcd
+		args = append(append(args, "--", m.Name), p.apiserverArgs(m, etcd[0])...)
+		args = append(args, LightMemberAPIServerArgs(m.Name, i == 0)...)
+	}
+	p.LightMembers = Component{Name: LightMembersName, Cluster: LightMembersName, Kind: KindLightMembers, Args: args,
+		LogFile:   filepath.Join(p.LogDir(), LightMembersName+".log"),
+		HealthURL: fmt.Sprintf("https://127.0.0.1:%d/readyz", health)}
+	return nil
+}
+
+// LightMemberEtcdPrefix is where light member name keeps its objects in
+// the shared etcd (kube-apiserver's --etcd-prefix).
+func LightMemberEtcdPrefix(name string) string { return "/members/" + name + "/registry" }
+
+// LightMemberDisabledAPIs are the API groups a light member does not serve:
+// API priority and fairness (off), dynamic resource allocation and storage
+// migration, which nothing propagates to a member without nodes.
+var LightMemberDisabledAPIs = []string{"flowcontrol.apiserver.k8s.io/v1", "resource.k8s.io/v1", "storagemigration.k8s.io/v1"}
+
+// LightMemberAPIServerArgs are the kube-apiserver flags that make a light
+// member cheap at rest: its own etcd prefix; no per-resource object counts
+// or database size polled from etcd (a hundred members would poll the
+// shared etcd thousands of times a minute for metrics nobody reads); etcd
+// compaction by the first member only (it compacts the whole etcd); no API
+// priority and fairness, whose configuration controller and dispatchers
+// run on every server and matter only for a server under contention.
+func LightMemberAPIServerArgs(name string, first bool) []string {
+	args := []string{"--etcd-prefix=" + LightMemberEtcdPrefix(name),
+		"--etcd-count-metric-poll-period=0",
+		"--etcd-db-metric-poll-interval=0",
+		"--enable-priority-and-fairness=false",
+		"--watch-cache=false",
+		"--runtime-config=" + strings.Join(LightMemberDisabledAPIs, "=false,") + "=false",
+	}
+	if !first {
+		args = append(args, "--etcd-compaction-interval=0")
+	}
+	return args
 }
 
 func (p *Plan) controllerManager(c *ClusterPlan, port int) Component {
@@ -587,8 +692,18 @@ func (p *Plan) WriteDryRun(w io.Writer) {
 			fmt.Fprintf(w, "%s            %s\n", indent, a)
 		}
 	}
+	if p.LightMembers.Kind != "" {
+		fmt.Fprintf(w, "\nlight members' host (every light member's API server, one etcd):\n")
+		writeComponent(p.LightMembers, "  ")
+	}
 	for _, c := range p.Clusters {
 		fmt.Fprintf(w, "\ncluster %s: %s\n", c.Name, c.Server())
+		if c.Light() {
+			m := c.Member
+			fmt.Fprintf(w, "  light: API server in %s, etcd 127.0.0.1:%d prefix %s, no nodes; provider %s, region %s, zone %s\n",
+				LightMembersName, c.EtcdPorts[0], LightMemberEtcdPrefix(c.Name), m.Provider, m.Region, m.Zone)
+			continue
+		}
 		fmt.Fprintf(w, "  etcd: client 127.0.0.1:%d, peer 127.0.0.1:%d, data %s\n", c.EtcdPorts[0], c.EtcdPorts[1], filepath.Join(c.Dir, "etcd"))
 		if m := c.Member; m != nil && m.Bare {
 			fmt.Fprintf(w, "  bare: API server only, no nodes; provider %s, region %s, zone %s\n", m.Provider, m.Region, m.Zone)

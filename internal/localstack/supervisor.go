@@ -126,7 +126,7 @@ func (s *Supervisor) Stop(grace time.Duration) {
 	s.stopping = true
 	var clients, servers []*Process
 	for _, p := range s.procs {
-		if p.Component.Kind == KindAPIServer {
+		if p.Component.Kind == KindAPIServer || p.Component.Kind == KindLightMembers {
 			servers = append(servers, p)
 		} else {
 			clients = append(clients, p)

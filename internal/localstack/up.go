@@ -112,6 +112,13 @@ func Up(ctx context.Context, o UpOptions) (*Stack, error) {
 	defer cancel()
 	s.progress("starting control plane and %d member clusters (logs in %s)", len(plan.Members()), plan.LogDir())
 
+	if plan.LightMembers.Kind != "" {
+		// Started, not awaited: each light member's start is awaited
+		// by its own startCluster.
+		if _, err := s.Supervisor.Start(plan.LightMembers); err != nil {
+			return nil, &ComponentError{Component: plan.LightMembers, Err: err}
+		}
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(plan.Clusters))
 	for _, c := range plan.Clusters {
@@ -167,6 +174,15 @@ func (s *Stack) startCluster(ctx context.Context, c *ClusterPlan) error {
 	httpClient, err := rest.HTTPClientFor(restCfg)
 	if err != nil {
 		return err
+	}
+	if c.Light() {
+		host := s.Plan.LightMembers
+		s.setHealthClient(host.Name, httpClient)
+		if err := s.poll(ctx, host, func() (bool, string) { return checkHealth(ctx, httpClient, c.Server()+"/readyz") }); err != nil {
+			return err
+		}
+		s.progress("%s/%s ready (in %s)", c.Name, KindAPIServer, host.Name)
+		return nil
 	}
 	api := c.Components[0]
 	if err := s.startAndWait(ctx, httpClient, api); err != nil {
@@ -253,18 +269,24 @@ func (s *Stack) startAndWait(ctx context.Context, hc *http.Client, comp Componen
 	if comp.HealthURL == "" {
 		return nil
 	}
-	s.mu.Lock()
-	if s.healthClients == nil {
-		s.healthClients = map[string]*http.Client{}
-	}
-	s.healthClients[comp.Name] = hc
-	s.mu.Unlock()
+	s.setHealthClient(comp.Name, hc)
 	err := s.poll(ctx, comp, func() (bool, string) { return checkHealth(ctx, hc, comp.HealthURL) })
 	if err != nil {
 		return err
 	}
 	s.progress("%s ready", comp.Name)
 	return nil
+}
+
+// setHealthClient records the client that checks component name's health
+// when it restarts.
+func (s *Stack) setHealthClient(name string, hc *http.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.healthClients == nil {
+		s.healthClients = map[string]*http.Client{}
+	}
+	s.healthClients[name] = hc
 }
 
 // checkHealth asks a health endpoint once: ok on 200, otherwise a status

@@ -43,6 +43,7 @@ func NewCommand() *cobra.Command {
 		run(localstack.KindScheduler, RunScheduler),
 		run(localstack.KindKwok, RunKwok),
 		run(localstack.KindMetrics, RunMetrics),
+		run(localstack.KindLightMembers, runLightMembers),
 	)
 	return cmd
 }
@@ -60,11 +61,7 @@ func runAPIServer(args []string) int {
 	}
 	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
 	var o EtcdOptions
-	fs.StringVar(&o.Name, "etcd-name", "default", "etcd member name")
-	fs.StringVar(&o.DataDir, "etcd-data-dir", "", "etcd data directory of the embedded etcd; empty runs none (give kube-apiserver --etcd-servers)")
-	fs.IntVar(&o.ClientPort, "etcd-client-port", 2379, "etcd client port on 127.0.0.1")
-	fs.IntVar(&o.PeerPort, "etcd-peer-port", 2380, "etcd peer port on 127.0.0.1")
-	fs.StringVar(&o.LogFile, "etcd-log-file", "", "etcd log file")
+	etcdFlags(fs, &o)
 	fs.BoolVar(&o.ControlPlane, "control-plane", false, "this is the control plane's API server: claim admission plugin, GC tuned for latency")
 	if err := fs.Parse(args[:split]); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

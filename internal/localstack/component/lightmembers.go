@@ -1,0 +1,515 @@
+package component
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/keyutil"
+	"k8s.io/klog/v2"
+	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+	controlplaneapiserver "k8s.io/kubernetes/pkg/controlplane/apiserver"
+	"k8s.io/kubernetes/pkg/controller/clusterroleaggregation"
+	namespacecontroller "k8s.io/kubernetes/pkg/controller/namespace"
+	serviceaccountcontroller "k8s.io/kubernetes/pkg/controller/serviceaccount"
+	"k8s.io/kubernetes/pkg/serviceaccount"
+)
+
+// LightMembersOptions configures RunLightMembers: one process, one embedded
+// etcd, and one kube-apiserver per member on its own port and its own etcd
+// key prefix.
+type LightMembersOptions struct {
+	Etcd EtcdOptions
+	// HealthPort serves, over HTTPS on 127.0.0.1, /readyz (200 once every
+	// member's API server answers and its controllers run, else 503 with
+	// how many do) and POST /members/<name>/pause and /resume, which
+	// make one member unreachable and reachable again (see
+	// pausableListener) for clients presenting a certificate of ClientCA.
+	HealthPort int
+	// CertFile, KeyFile and ClientCA serve the health port.
+	CertFile, KeyFile, ClientCA string
+	// Parallel bounds how many API servers start at once: a start is
+	// mostly CPU, and starting every member at once on a small machine
+	// makes all of them late.
+	Parallel int
+	// Members are the hosted API servers, in start order.
+	Members []LightMember
+}
+
+// LightMember is one hosted member: its name and its kube-apiserver flags
+// (which set its port, certificates, --etcd-servers and --etcd-prefix).
+type LightMember struct {
+	Name string
+	Args []string
+}
+
+// MemberIdentityLeaseRenewal is how often a hosted API server renews its
+// identity Lease (kube-system/apiserver-<id>); kube-apiserver's 10 s,
+// times a hundred members, would be ten writes a second on a stack at
+// rest. The Lease lasts an hour, so renewing every 5 minutes keeps it.
+const MemberIdentityLeaseRenewal = 5 * time.Minute
+
+// hostedMember is a running member of RunLightMembers.
+type hostedMember struct {
+	LightMember
+	listener *pausableListener
+	ready    atomic.Bool
+}
+
+// runLightMembers parses `<host flags> -- <name> <kube-apiserver flags>
+// -- <name> <kube-apiserver flags> ...` and runs RunLightMembers.
+func runLightMembers(args []string) int {
+	segments := splitOn(args, "--")
+	fs := flag.NewFlagSet("light-members", flag.ContinueOnError)
+	var o LightMembersOptions
+	etcdFlags(fs, &o.Etcd)
+	fs.IntVar(&o.HealthPort, "health-port", 0, "HTTPS port on 127.0.0.1 for /readyz and the pause and resume of one member")
+	fs.StringVar(&o.CertFile, "tls-cert-file", "", "serving certificate of the health port")
+	fs.StringVar(&o.KeyFile, "tls-private-key-file", "", "key of the serving certificate")
+	fs.StringVar(&o.ClientCA, "client-ca-file", "", "CA of the client certificates allowed to pause and resume members")
+	fs.IntVar(&o.Parallel, "parallel", 2, "API servers started at once")
+	if err := fs.Parse(segments[0]); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 2
+	}
+	for _, seg := range segments[1:] {
+		if len(seg) == 0 {
+			fmt.Fprintln(os.Stderr, "error: each member is `-- <name> <kube-apiserver flags>`; a name is missing")
+			return 2
+		}
+		o.Members = append(o.Members, LightMember{Name: seg[0], Args: seg[1:]})
+	}
+	if len(o.Members) == 0 || o.Etcd.DataDir == "" || o.HealthPort == 0 {
+		fmt.Fprintln(os.Stderr, "error: give --etcd-data-dir, --health-port and at least one `-- <name> <kube-apiserver flags>`")
+		return 2
+	}
+	if err := RunLightMembers(o); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	return 0
+}
+
+// splitOn splits args at every sep; the result has one more element than
+// there are seps.
+func splitOn(args []string, sep string) [][]string {
+	out := [][]string{{}}
+	for _, a := range args {
+		if a == sep {
+			out = append(out, []string{})
+			continue
+		}
+		out[len(out)-1] = append(out[len(out)-1], a)
+	}
+	return out
+}
+
+// RunLightMembers starts one etcd, then every member's kube-apiserver (at
+// most o.Parallel at once) with the controllers a member needs running in
+// process (namespace deletion, service-account token Secrets, ClusterRole
+// aggregation), and serves the health port; it returns when SIGTERM or
+// SIGINT stops them all, or with the error of the first member whose API
+// server fails. Members share the etcd but never each other's keys: each
+// API server has its own --etcd-prefix.
+func RunLightMembers(o LightMembersOptions) error {
+	if os.Getenv("GOGC") == "" {
+		// Go's default: the live heap is most of this process's memory
+		// (tens of MiB per member), and the idle members allocate little.
+		debug.SetGCPercent(100)
+	}
+	controlplaneapiserver.IdentityLeaseRenewIntervalPeriod = MemberIdentityLeaseRenewal
+	ctx, cancel := signalContext()
+	defer cancel()
+	e, err := StartEtcd(o.Etcd)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+
+	members := make([]*hostedMember, len(o.Members))
+	for i, m := range o.Members {
+		members[i] = &hostedMember{LightMember: m}
+	}
+	health, err := serveLightHealth(o, members)
+	if err != nil {
+		return err
+	}
+	defer health.Close()
+
+	failed := make(chan error, len(members))
+	go func() {
+		if err := <-e.Err(); err != nil {
+			failed <- fmt.Errorf("etcd stopped: %w", err)
+		}
+	}()
+	sem := make(chan struct{}, max(o.Parallel, 1))
+	var wg sync.WaitGroup
+	for _, m := range members {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started := false
+			err := m.run(ctx, func() {
+				if !started {
+					started = true
+					<-sem
+				}
+			})
+			if !started {
+				<-sem
+			}
+			if err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("member %s: %w", m.Name, err)
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-failed:
+		cancel()
+	}
+	wg.Wait()
+	return err
+}
+
+// run serves m's API server until ctx ends; ready is called once the API
+// server answers and m's controllers run.
+func (m *hostedMember) run(ctx context.Context, ready func()) error {
+	s := options.NewServerRunOptions()
+	flags := pflag.NewFlagSet(m.Name, pflag.ContinueOnError)
+	for _, f := range s.Flags().FlagSets {
+		flags.AddFlagSet(f)
+	}
+	if err := flags.Parse(m.Args); err != nil {
+		return fmt.Errorf("kube-apiserver flags: %w", err)
+	}
+	if err := s.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(s.SecureServing.BindAddress.String(), fmt.Sprint(s.SecureServing.BindPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	m.listener = newPausableListener(ln)
+	s.SecureServing.Listener = m.listener
+	completed, err := s.Complete(ctx)
+	if err != nil {
+		return err
+	}
+	if errs := completed.Validate(); len(errs) != 0 {
+		return utilerrors.NewAggregate(errs)
+	}
+	config, err := apiserverapp.NewConfig(completed)
+	if err != nil {
+		return err
+	}
+	withoutOpenAPI(config)
+	done, err := config.Complete()
+	if err != nil {
+		return err
+	}
+	server, err := apiserverapp.CreateServerChain(done)
+	if err != nil {
+		return err
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return err
+	}
+	loopback := rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig)
+	served := make(chan error, 1)
+	go func() { served <- prepared.Run(ctx) }()
+	if err := waitReady(ctx, loopback, served); err != nil {
+		ready()
+		return err
+	}
+	if err := runMemberControllers(ctx, loopback, s.ServiceAccountSigningKeyFile, s.Authentication.ClientCert.ClientCA); err != nil {
+		ready()
+		return err
+	}
+	m.ready.Store(true)
+	ready()
+	return <-served
+}
+
+// withoutOpenAPI keeps a light member from serving /openapi/v2 and
+// /openapi/v3: the specs, built and merged per server, were about half of
+// an idle member's memory. The definitions stay, for server-side apply and
+// managed fields; what goes is what reads the specs (kubectl explain, and
+// kubectl's client-side field lookups, which fall back to its built-in
+// types).
+func withoutOpenAPI(c *apiserverapp.Config) {
+	c.Aggregator.GenericConfig.SkipOpenAPIInstallation = true
+	// The aggregator builds its OpenAPI v2 aggregate whatever the skip
+	// says; without a v2 config it builds none. (v3 stays: API groups
+	// take their server-side apply models from it.)
+	c.Aggregator.GenericConfig.OpenAPIConfig = nil
+	c.KubeAPIs.ControlPlane.Generic.SkipOpenAPIInstallation = true
+	c.ApiExtensions.GenericConfig.SkipOpenAPIInstallation = true
+}
+
+// waitReady polls the API server's /readyz until it answers ok, it stops
+// (served), or ctx ends.
+func waitReady(ctx context.Context, cfg *rest.Config, served <-chan error) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		status := 0
+		cs.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
+		if status == http.StatusOK {
+			return nil
+		}
+		select {
+		case err := <-served:
+			if err == nil {
+				err = errors.New("the API server stopped before it was ready")
+			}
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// runMemberControllers starts, against the member's API server, the
+// kube-controller-manager controllers a bare member keeps: namespace
+// deletion, service-account token Secrets (join asks the member for one)
+// and ClusterRole aggregation. The garbage collector is left out: it
+// watches every resource of the member, which is most of an idle member's
+// cost, and nothing on a member without workload controllers makes
+// dependents.
+func runMemberControllers(ctx context.Context, cfg *rest.Config, saKeyFile, rootCAFile string) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 200, 400
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	logger := klog.FromContext(ctx)
+
+	ns := namespacecontroller.NewNamespaceController(ctx, cs, md, cs.Discovery().ServerPreferredNamespacedResources,
+		factory.Core().V1().Namespaces(), 5*time.Minute, v1.FinalizerKubernetes)
+
+	var tokens *serviceaccountcontroller.TokensController
+	if saKeyFile != "" {
+		key, err := keyutil.PrivateKeyFromFile(saKeyFile)
+		if err != nil {
+			return fmt.Errorf("read the service-account signing key: %w", err)
+		}
+		gen, err := serviceaccount.JWTTokenGenerator(serviceaccount.LegacyIssuer, key)
+		if err != nil {
+			return err
+		}
+		var rootCA []byte
+		if rootCAFile != "" {
+			if rootCA, err = os.ReadFile(rootCAFile); err != nil {
+				return fmt.Errorf("read the root CA: %w", err)
+			}
+		}
+		tokens, err = serviceaccountcontroller.NewTokensController(logger, factory.Core().V1().ServiceAccounts(), factory.Core().V1().Secrets(), cs,
+			serviceaccountcontroller.TokensControllerOptions{TokenGenerator: gen, RootCA: rootCA})
+		if err != nil {
+			return err
+		}
+	}
+	roles := clusterroleaggregation.NewClusterRoleAggregation(factory.Rbac().V1().ClusterRoles(), cs.RbacV1())
+	factory.Start(ctx.Done())
+	go ns.Run(ctx, 2)
+	if tokens != nil {
+		go tokens.Run(ctx, 2)
+	}
+	go roles.Run(ctx, 1)
+	return nil
+}
+
+// serveLightHealth serves o.HealthPort (see LightMembersOptions).
+func serveLightHealth(o LightMembersOptions, members []*hostedMember) (*http.Server, error) {
+	byName := map[string]*hostedMember{}
+	for _, m := range members {
+		byName[m.Name] = m
+	}
+	mux := http.NewServeMux()
+	ready := func(w http.ResponseWriter, _ *http.Request) {
+		var n int
+		var waiting []string
+		for _, m := range members {
+			if m.ready.Load() {
+				n++
+			} else if len(waiting) < 5 {
+				waiting = append(waiting, m.Name)
+			}
+		}
+		if n < len(members) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "%d of %d member API servers ready; waiting for %s\n", n, len(members), strings.Join(waiting, ", "))
+			return
+		}
+		fmt.Fprintf(w, "ok: %d member API servers ready\n", n)
+	}
+	mux.HandleFunc("GET /readyz", ready)
+	mux.HandleFunc("GET /healthz", ready)
+	mux.HandleFunc("POST /members/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			http.Error(w, "a client certificate of the stack's CA is needed to pause or resume a member", http.StatusUnauthorized)
+			return
+		}
+		m := byName[r.PathValue("name")]
+		if m == nil || m.listener == nil {
+			http.Error(w, fmt.Sprintf("no member %q is hosted here (or it has not started yet)", r.PathValue("name")), http.StatusNotFound)
+			return
+		}
+		switch r.PathValue("action") {
+		case "pause":
+			m.listener.Pause()
+		case "resume":
+			m.listener.Resume()
+		default:
+			http.Error(w, "the action is pause or resume", http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, "%s: %sd\n", m.Name, r.PathValue("action"))
+	})
+	cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load the health port's certificate: %w", err)
+	}
+	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}
+	if o.ClientCA != "" {
+		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", o.ClientCA)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(ca.CurrentCABundleContent())
+		tlsCfg.ClientCAs = pool
+	}
+	ln, err := tls.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.HealthPort), tlsCfg)
+	if err != nil {
+		return nil, fmt.Errorf("listen on the health port: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, nil
+}
+
+// pausableListener is a member's listener that can make the member
+// unreachable the way a stopped process is: paused, it closes every open
+// connection and holds new ones without answering, so clients time out;
+// resumed, it closes the held ones (their clients reconnect) and serves
+// again.
+type pausableListener struct {
+	net.Listener
+	mu     sync.Mutex
+	paused bool
+	open   map[net.Conn]struct{}
+	held   []net.Conn
+}
+
+func newPausableListener(l net.Listener) *pausableListener {
+	return &pausableListener{Listener: l, open: map[net.Conn]struct{}{}}
+}
+
+// Accept returns the next connection accepted while not paused.
+func (l *pausableListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		if l.paused {
+			l.held = append(l.held, c)
+			l.mu.Unlock()
+			continue
+		}
+		tc := &trackedConn{Conn: c, l: l}
+		l.open[tc] = struct{}{}
+		l.mu.Unlock()
+		return tc, nil
+	}
+}
+
+// Pause closes the open connections and holds new ones unanswered.
+func (l *pausableListener) Pause() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paused = true
+	for c := range l.open {
+		_ = c.(*trackedConn).Conn.Close()
+		delete(l.open, c)
+	}
+}
+
+// Resume closes the held connections and serves new ones again.
+func (l *pausableListener) Resume() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.paused = false
+	for _, c := range l.held {
+		_ = c.Close()
+	}
+	l.held = nil
+}
+
+type trackedConn struct {
+	net.Conn
+	l    *pausableListener
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.open, c)
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// etcdFlags binds the embedded etcd's flags (--etcd-name, --etcd-data-dir,
+// --etcd-client-port, --etcd-peer-port, --etcd-log-file) to o.
+func etcdFlags(fs *flag.FlagSet, o *EtcdOptions) {
+	fs.StringVar(&o.Name, "etcd-name", "default", "etcd member name")
+	fs.StringVar(&o.DataDir, "etcd-data-dir", "", "etcd data directory of the embedded etcd; empty runs none (give kube-apiserver --etcd-servers)")
+	fs.IntVar(&o.ClientPort, "etcd-client-port", 2379, "etcd client port on 127.0.0.1")
+	fs.IntVar(&o.PeerPort, "etcd-peer-port", 2380, "etcd peer port on 127.0.0.1")
+	fs.StringVar(&o.LogFile, "etcd-log-file", "", "etcd log file")
+}
