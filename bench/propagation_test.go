@@ -194,6 +194,12 @@ func startHarness(b *testing.B, extra ...string) *harness { return startHarnessO
 // lets controlPlane prepare another control plane for the bench to drive
 // (it sets h.kubeconfig and h.context, and may set h.cmMatch).
 func startHarnessOn(b *testing.B, controlPlane func(h *harness, run func(args ...string) string), extra ...string) *harness {
+	return startHarnessN(b, 3, controlPlane, extra...)
+}
+
+// startHarnessN is startHarnessOn with n members (member1..n), every one
+// watched and every one in the bench's PropagationPolicy.
+func startHarnessN(b *testing.B, n int, controlPlane func(h *harness, run func(args ...string) string), extra ...string) *harness {
 	bin := os.Getenv("FLOTILLA_BIN")
 	if bin == "" {
 		b.Skip("set FLOTILLA_BIN (make bench does)")
@@ -219,10 +225,10 @@ func startHarnessOn(b *testing.B, controlPlane func(h *harness, run func(args ..
 	}
 	start := time.Now()
 	reused := kept != "" && localstack.Running(kept) != 0
-	args := []string{"up", "--members", "3", "--detach", "--data-dir", h.dataDir}
+	args := []string{"up", "--members", strconv.Itoa(n), "--detach", "--data-dir", h.dataDir}
 	if bare {
 		args = append(args, "--bare-members")
-	} else {
+	} else if !slices.Contains(extra, "--light-members") {
 		args = append(args, "--node-pods", "600")
 	}
 	args = append(args, extra...)
@@ -256,8 +262,10 @@ func startHarnessOn(b *testing.B, controlPlane func(h *harness, run func(args ..
 	}
 	h.cp = client(b, h.kubeconfig, h.context)
 	h.dyn = dynamic.NewForConfigOrDie(restConfig(b, h.kubeconfig, h.context))
-	for i := 1; i <= 3; i++ {
-		h.members = append(h.members, client(b, filepath.Join(h.dataDir, "members.config"), fmt.Sprintf("member%d", i)))
+	var names []string
+	for i := 1; i <= n; i++ {
+		names = append(names, fmt.Sprintf("member%d", i))
+		h.members = append(h.members, client(b, filepath.Join(h.dataDir, "members.config"), names[i-1]))
 	}
 	ctx := context.Background()
 	if _, err := h.cp.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !(reused && apierrors.IsAlreadyExists(err)) {
@@ -269,7 +277,7 @@ kind: PropagationPolicy
 metadata: {name: all, namespace: bench}
 spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
-  placement: {clusterAffinity: {clusterNames: [member1, member2, member3]}}
+  placement: {clusterAffinity: {clusterNames: [` + strings.Join(names, ", ") + `]}}
 `)
 	if out, err := policy.CombinedOutput(); err != nil {
 		b.Fatalf("%v: %s", err, out)
@@ -375,7 +383,7 @@ func (h *harness) create(name string) {
 // each one's latency (send to the last member's watch delivery) and the
 // time the last copy arrived.
 func (h *harness) latencies(names []string, timeout time.Duration) ([]time.Duration, time.Time) {
-	h.waitFor(fmt.Sprintf("%d Deployments in 3 members", len(names)), timeout, func() bool {
+	h.waitFor(fmt.Sprintf("%d Deployments in %d members", len(names), len(h.members)), timeout, func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for _, n := range names {

@@ -79,6 +79,8 @@ func (f *managerFlags) addControllerFlags(cmd *cobra.Command) {
 		"namespace of the multicluster.x-k8s.io ClusterProfiles the clusterProfile controller publishes, one per Cluster (sig-multicluster's Cluster Inventory API)")
 	fl.DurationVar(&f.opts.ClusterStatusUpdateFrequency, "cluster-status-update-frequency", cluster.DefaultStatusUpdateFrequency,
 		"how often each member cluster is probed for its Cluster status (readiness, API enablements, node and resource summaries)")
+	fl.IntVar(&f.opts.ConcurrentClusterSyncs, "concurrent-cluster-syncs", cluster.DefaultConcurrentSyncs,
+		"how many member clusters are probed at once; raise it with hundreds of members, so that each is probed every --cluster-status-update-frequency")
 	fl.DurationVar(&f.opts.ClusterFailureThreshold, "cluster-failure-threshold", cluster.DefaultFailureThreshold,
 		"how long a Ready member must keep failing its probes before its Ready condition turns False (and it is tainted cluster.karmada.io/not-ready:NoSchedule)")
 	fl.DurationVar(&f.opts.ClusterSuccessThreshold, "cluster-success-threshold", cluster.DefaultSuccessThreshold,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -426,33 +427,47 @@ func joinMembers(ctx context.Context, s *localstack.Stack) error {
 	if err != nil {
 		return err
 	}
+	// Members join side by side: one at a time, a hundred light members
+	// took most of a minute.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(joinParallel)
 	for _, m := range s.Plan.Members() {
 		if m.Member.Pull {
 			continue // registered by its agent once the controller manager runs
 		}
-		cfg, err := localstack.RESTConfig(s.Plan.MembersKubeconfig(), m.Name)
-		if err != nil {
-			return err
-		}
-		if err := controlplane.InstallMemberCRDs(ctx, cfg); err != nil {
-			return fmt.Errorf("install the mcs-api CRDs in %s: %w", m.Name, err)
-		}
-		err = join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
-			Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone,
-			Labels: map[string]string{localStackLabel: "true"}})
-		var held *join.JoinedAsError
-		if errors.As(err, &held) {
-			// The user made it a member under another name (the Pull-mode
-			// guide registers member3 as edge-1): the stack starts without
-			// taking it back, and says how to.
-			s.Progress("%s is a member as %s (%s mode) and stays so: %s", m.Name, held.As, held.Mode, heldHint(s, m.Name, held))
-			continue
-		}
-		if err != nil {
-			return err
-		}
+		g.Go(func() error { return joinMember(gctx, s, cp, m) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return unjoinRemovedMembers(ctx, cp, s)
+}
+
+// joinParallel bounds the members joining at once.
+const joinParallel = 8
+
+// joinMember installs the mcs-api CRDs in member m and joins it in Push
+// mode, unless the user made it a member under another name.
+func joinMember(ctx context.Context, s *localstack.Stack, cp client.Client, m *localstack.ClusterPlan) error {
+	cfg, err := localstack.RESTConfig(s.Plan.MembersKubeconfig(), m.Name)
+	if err != nil {
+		return err
+	}
+	if err := controlplane.InstallMemberCRDs(ctx, cfg); err != nil {
+		return fmt.Errorf("install the mcs-api CRDs in %s: %w", m.Name, err)
+	}
+	err = join.Join(ctx, cp, join.Options{ClusterName: m.Name, Member: cfg,
+		Provider: m.Member.Provider, Region: m.Member.Region, Zone: m.Member.Zone,
+		Labels: map[string]string{localStackLabel: "true"}})
+	var held *join.JoinedAsError
+	if errors.As(err, &held) {
+		// The user made it a member under another name (the Pull-mode
+		// guide registers member3 as edge-1): the stack starts without
+		// taking it back, and says how to.
+		s.Progress("%s is a member as %s (%s mode) and stays so: %s", m.Name, held.As, held.Mode, heldHint(s, m.Name, held))
+		return nil
+	}
+	return err
 }
 
 // heldHint says how to run, or take back, a stack member that is a Cluster

@@ -253,3 +253,61 @@ func flagPort(t *testing.T, comp Component, flag string) int {
 	t.Fatalf("%s has no %s on 127.0.0.1: %v", comp.Name, flag, comp.Args)
 	return 0
 }
+
+// TestLightMembersShareOneHost: light members get no processes of their
+// own; one host serves each on its own port and its own etcd prefix, on
+// one etcd, and only the first compacts it.
+func TestLightMembersShareOneHost(t *testing.T) {
+	c := &Config{DataDir: "/data"}
+	for i := 1; i <= 3; i++ {
+		m := DefaultMember(i, defaults)
+		m.Light = true
+		m.Nodes, m.CPU, m.Memory, m.Pods = 0, "", "", ""
+		c.Members = append(c.Members, m)
+	}
+	c.Complete(defaults)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("light members do not validate: %v", err)
+	}
+	p, err := BuildPlan(c, &SequentialPorts{Next: 31000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := p.LightMembers
+	if host.Kind != KindLightMembers || !strings.HasSuffix(host.HealthURL, "/readyz") {
+		t.Fatalf("light members' host: %+v", host)
+	}
+	ports := map[int]bool{}
+	for _, m := range p.Members() {
+		if !m.Member.Bare || !m.Light() {
+			t.Errorf("%s: light %v bare %v, want both", m.Name, m.Light(), m.Member.Bare)
+		}
+		if len(m.Components) != 0 {
+			t.Errorf("%s runs processes of its own: %v", m.Name, m.Components)
+		}
+		if ports[m.APIServerPort] {
+			t.Errorf("%s shares API server port %d", m.Name, m.APIServerPort)
+		}
+		ports[m.APIServerPort] = true
+		if m.EtcdPorts != p.Members()[0].EtcdPorts {
+			t.Errorf("%s uses etcd %v, member1 %v: want one etcd", m.Name, m.EtcdPorts, p.Members()[0].EtcdPorts)
+		}
+	}
+	segments := strings.Split(strings.Join(host.Args, "\x00"), "\x00--\x00")
+	if len(segments) != 4 {
+		t.Fatalf("want the host's flags and 3 members, got %d segments: %q", len(segments), host.Args)
+	}
+	for i, seg := range segments[1:] {
+		args := strings.Split(seg, "\x00")
+		name := fmt.Sprintf("member%d", i+1)
+		if args[0] != name {
+			t.Errorf("segment %d names %q, want %s", i+1, args[0], name)
+		}
+		if !contains(args, "--etcd-prefix="+LightMemberEtcdPrefix(name)) || !contains(args, fmt.Sprintf("--secure-port=%d", p.Members()[i].APIServerPort)) {
+			t.Errorf("%s: no own prefix or port in %q", name, args)
+		}
+		if compacts := !contains(args, "--etcd-compaction-interval=0"); compacts != (i == 0) {
+			t.Errorf("%s compacts the shared etcd: %v (only member1 should)", name, compacts)
+		}
+	}
+}

@@ -142,6 +142,9 @@ type Options struct {
 	// its Cluster status (Karmada's --cluster-status-update-frequency);
 	// 0 means 10s.
 	ClusterStatusUpdateFrequency time.Duration
+	// ConcurrentClusterSyncs is how many Clusters are probed at once
+	// (Karmada's --concurrent-cluster-syncs); 0 means 5.
+	ConcurrentClusterSyncs int
 	// ClusterFailureThreshold and ClusterSuccessThreshold are how long a
 	// member must keep failing (passing) its probes before its Ready
 	// condition changes (--cluster-failure-threshold,
@@ -316,7 +319,7 @@ type builder struct {
 // event recorder) and from the fast paths that are on.
 var builders = []builder{
 	{"cluster", func(s *shared) ([]setup, error) {
-		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency, Gate: s.opts.Features,
+		out := []setup{&cluster.Reconciler{Client: s.client, Members: s.members, Clock: s.opts.Clock, StatusUpdateFrequency: s.opts.ClusterStatusUpdateFrequency, Workers: s.opts.ConcurrentClusterSyncs, Gate: s.opts.Features,
 			FailureThreshold: s.opts.ClusterFailureThreshold, SuccessThreshold: s.opts.ClusterSuccessThreshold,
 			Events: &eventrecord.Recorder{Events: s.recorders.For(cluster.ControllerName), Scheme: s.mgr.GetScheme()}}}
 		if s.taintManagerEvicts() {

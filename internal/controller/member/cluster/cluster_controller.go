@@ -53,6 +53,9 @@ const Finalizer = "karmada.io/cluster-controller"
 // --cluster-status-update-frequency default).
 const DefaultStatusUpdateFrequency = 10 * time.Second
 
+// DefaultConcurrentSyncs is Karmada's --concurrent-cluster-syncs default.
+const DefaultConcurrentSyncs = 5
+
 // ProbeTimeout bounds one /readyz probe of a member.
 const ProbeTimeout = 5 * time.Second
 
@@ -78,6 +81,11 @@ type Reconciler struct {
 	// StatusUpdateFrequency is how often each member is probed; 0 means
 	// DefaultStatusUpdateFrequency.
 	StatusUpdateFrequency time.Duration
+	// Workers is how many Clusters are probed at once (Karmada's
+	// --concurrent-cluster-syncs); 0 means DefaultConcurrentSyncs. A probe
+	// is a few round trips, so with a hundred members one worker would
+	// be busy all the time and every probe late.
+	Workers int
 	// FailureThreshold is how long a Ready cluster must keep failing its
 	// probes before Ready turns False (--cluster-failure-threshold), and
 	// SuccessThreshold how long a not-Ready cluster must keep passing them
@@ -136,7 +144,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Named("cluster-status")
 		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.Agent }))
 	}
-	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).WithOptions(queue.Options(mgr, 1)).Complete(r)
+	workers := r.Workers
+	if workers <= 0 {
+		workers = DefaultConcurrentSyncs
+	}
+	return b.For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(preds...)).WithOptions(queue.Options(mgr, workers)).Complete(r)
 }
 
 // Reconcile converges one Cluster.
