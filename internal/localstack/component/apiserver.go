@@ -1,8 +1,9 @@
 // Package component runs the Kubernetes components of the local stack, one per
 // process: kube-apiserver on embedded etcd, kube-controller-manager,
-// kube-scheduler and kwok. `flotilla up` starts each of them as a hidden
-// subcommand of the flotilla binary itself, so one artifact carries the whole
-// stack.
+// kube-scheduler and kwok; and the light members' host, many member
+// kube-apiservers in one process on one etcd (RunLightMembers). `flotilla up`
+// starts each of them as a hidden subcommand of the flotilla binary itself, so
+// one artifact carries the whole stack.
 package component
 
 import (

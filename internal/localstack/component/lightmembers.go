@@ -72,7 +72,8 @@ const MemberIdentityLeaseRenewal = 5 * time.Minute
 // hostedMember is a running member of RunLightMembers.
 type hostedMember struct {
 	LightMember
-	listener *pausableListener
+	// listener is set once the member listens (read by the health port).
+	listener atomic.Pointer[pausableListener]
 	ready    atomic.Bool
 }
 
@@ -175,16 +176,16 @@ func RunLightMembers(o LightMembersOptions) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			started := false
-			err := m.run(ctx, func() {
-				if !started {
-					started = true
+			// The slot frees once the member is ready, or has failed.
+			released := false
+			release := func() {
+				if !released {
+					released = true
 					<-sem
 				}
-			})
-			if !started {
-				<-sem
 			}
+			err := m.run(ctx, release)
+			release()
 			if err != nil && ctx.Err() == nil {
 				failed <- fmt.Errorf("member %s: %w", m.Name, err)
 			}
@@ -200,7 +201,8 @@ func RunLightMembers(o LightMembersOptions) error {
 }
 
 // run serves m's API server until ctx ends; ready is called once the API
-// server answers and m's controllers run.
+// server answers and m's controllers run (the caller also calls it when run
+// returns, so it must be idempotent).
 func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	s := options.NewServerRunOptions()
 	flags := pflag.NewFlagSet(m.Name, pflag.ContinueOnError)
@@ -218,8 +220,9 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	m.listener = newPausableListener(ln)
-	s.SecureServing.Listener = m.listener
+	pl := newPausableListener(ln)
+	m.listener.Store(pl)
+	s.SecureServing.Listener = pl
 	completed, err := s.Complete(ctx)
 	if err != nil {
 		return err
@@ -248,11 +251,9 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	served := make(chan error, 1)
 	go func() { served <- prepared.Run(ctx) }()
 	if err := waitReady(ctx, loopback, served); err != nil {
-		ready()
 		return err
 	}
 	if err := runMemberControllers(ctx, loopback, s.ServiceAccountSigningKeyFile, s.Authentication.ClientCert.ClientCA); err != nil {
-		ready()
 		return err
 	}
 	m.ready.Store(true)
@@ -392,15 +393,19 @@ func serveLightHealth(o LightMembersOptions, members []*hostedMember) (*http.Ser
 			return
 		}
 		m := byName[r.PathValue("name")]
-		if m == nil || m.listener == nil {
+		var l *pausableListener
+		if m != nil {
+			l = m.listener.Load()
+		}
+		if l == nil {
 			http.Error(w, fmt.Sprintf("no member %q is hosted here (or it has not started yet)", r.PathValue("name")), http.StatusNotFound)
 			return
 		}
 		switch r.PathValue("action") {
 		case "pause":
-			m.listener.Pause()
+			l.Pause()
 		case "resume":
-			m.listener.Resume()
+			l.Resume()
 		default:
 			http.Error(w, "the action is pause or resume", http.StatusNotFound)
 			return
