@@ -30,6 +30,17 @@ var (
 	clusterGVR = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
 )
 
+// notReadyEvicts is a ClusterTaintPolicy tainting a cluster NoExecute
+// while it is not Ready, as the failover guide sets it up.
+const notReadyEvicts = `apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterTaintPolicy
+metadata: {name: not-ready-evicts}
+spec:
+  addOnConditions: [{conditionType: Ready, operator: In, statusValues: ["False", "Unknown"]}]
+  removeOnConditions: [{conditionType: Ready, operator: In, statusValues: ["True"]}]
+  taints: [{key: cluster.karmada.io/not-ready, effect: NoExecute}]
+`
+
 // BenchmarkFailover divides BENCH_FAILOVER (default 1,000) Deployments of 2 replicas 1:1
 // between member1 and member2 with Failover on (the taint manager evicting on NoExecute, a
 // ClusterTaintPolicy turning NotReady into NoExecute), stops member1's API server, and reports
@@ -52,14 +63,7 @@ func BenchmarkFailover(b *testing.B) {
 kind: Namespace
 metadata: {name: failover}
 ---
-apiVersion: policy.karmada.io/v1alpha1
-kind: ClusterTaintPolicy
-metadata: {name: not-ready-evicts}
-spec:
-  addOnConditions: [{conditionType: Ready, operator: In, statusValues: ["False", "Unknown"]}]
-  removeOnConditions: [{conditionType: Ready, operator: In, statusValues: ["True"]}]
-  taints: [{key: cluster.karmada.io/not-ready, effect: NoExecute}]
----
+`+notReadyEvicts+`---
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: halves, namespace: failover}

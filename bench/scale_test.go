@@ -139,17 +139,7 @@ func benchScale(b *testing.B, n int) scaleRow {
 	for i := 1; i <= n; i++ {
 		clusters = append(clusters, fmt.Sprintf("member%d", i))
 	}
-	h.kubectlApply(`apiVersion: policy.karmada.io/v1alpha1
-kind: ClusterTaintPolicy
-metadata: {name: not-ready-evicts}
-spec:
-  addOnConditions:
-  - {conditionType: Ready, operator: In, statusValues: ["False", "Unknown"]}
-  removeOnConditions:
-  - {conditionType: Ready, operator: In, statusValues: ["True"]}
-  taints:
-  - {key: cluster.karmada.io/not-ready, effect: NoExecute}
----
+	h.kubectlApply(notReadyEvicts + `---
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: divided, namespace: ` + divNS + `}

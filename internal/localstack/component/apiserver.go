@@ -268,28 +268,42 @@ func runControlPlane(ctx context.Context, opts options.CompletedOptions) error {
 		}
 		opts.InformerName = name
 	}
+	_, run, err := newAPIServer(opts, func(config *apiserverapp.Config) {
+		generic := config.Aggregator.GenericConfig
+		build, loopback := generic.BuildHandlerChainFunc, generic.LoopbackClientConfig
+		generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+			return build(proxy.Wrap(h, loopback), c)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return run(ctx)
+}
+
+// newAPIServer builds kube-apiserver from opts as apiserverapp.Run does,
+// after adjust has changed its configuration. It returns the server's
+// loopback client configuration and run, which serves until ctx ends.
+// Errors: kube-apiserver's, from building the configuration or the server.
+func newAPIServer(opts options.CompletedOptions, adjust func(*apiserverapp.Config)) (*rest.Config, func(context.Context) error, error) {
 	config, err := apiserverapp.NewConfig(opts)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	generic := config.Aggregator.GenericConfig
-	build, loopback := generic.BuildHandlerChainFunc, generic.LoopbackClientConfig
-	generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		return build(proxy.Wrap(h, loopback), c)
-	}
+	adjust(config)
 	completed, err := config.Complete()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	server, err := apiserverapp.CreateServerChain(completed)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	prepared, err := server.PrepareRun()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	return prepared.Run(ctx)
+	return rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig), prepared.Run, nil
 }
 
 // signalContext returns a context cancelled by SIGTERM or SIGINT.

@@ -230,26 +230,12 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	if errs := completed.Validate(); len(errs) != 0 {
 		return utilerrors.NewAggregate(errs)
 	}
-	config, err := apiserverapp.NewConfig(completed)
+	loopback, run, err := newAPIServer(completed, withoutOpenAPI)
 	if err != nil {
 		return err
 	}
-	withoutOpenAPI(config)
-	done, err := config.Complete()
-	if err != nil {
-		return err
-	}
-	server, err := apiserverapp.CreateServerChain(done)
-	if err != nil {
-		return err
-	}
-	prepared, err := server.PrepareRun()
-	if err != nil {
-		return err
-	}
-	loopback := rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig)
 	served := make(chan error, 1)
-	go func() { served <- prepared.Run(ctx) }()
+	go func() { served <- run(ctx) }()
 	if err := waitReady(ctx, loopback, served); err != nil {
 		return err
 	}
