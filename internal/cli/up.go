@@ -592,7 +592,11 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 	for _, m := range p.Members() {
 		fmt.Fprintf(out, " %s", m.Name)
 	}
-	fmt.Fprintf(out, "):\n  kubectl --kubeconfig %s --context %s get nodes\n", p.MembersKubeconfig(), p.Members()[0].Name)
+	what := "nodes"
+	if countBare(p) == len(p.Members()) {
+		what = "ns" // bare and light members have no nodes
+	}
+	fmt.Fprintf(out, "):\n  kubectl --kubeconfig %s --context %s get %s\n", p.MembersKubeconfig(), p.Members()[0].Name, what)
 	for _, u := range applied {
 		if u.GetKind() == "Deployment" {
 			fmt.Fprintf(out, "See the applied Deployment %s propagate and its status aggregate:\n", u.GetName())

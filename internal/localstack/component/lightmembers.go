@@ -42,9 +42,11 @@ type LightMembersOptions struct {
 	Etcd EtcdOptions
 	// HealthPort serves, over HTTPS on 127.0.0.1, /readyz (200 once every
 	// member's API server answers and its controllers run, else 503 with
-	// how many do) and POST /members/<name>/pause and /resume, which
-	// make one member unreachable and reachable again (see
-	// pausableListener) for clients presenting a certificate of ClientCA.
+	// how many do; it names the paused ones), GET /members (each member
+	// and its state: starting, ready or paused) and POST
+	// /members/<name>/pause and /resume, which make one member
+	// unreachable and reachable again (see pausableListener) for clients
+	// presenting a certificate of ClientCA.
 	HealthPort int
 	// CertFile, KeyFile and ClientCA serve the health port.
 	CertFile, KeyFile, ClientCA string
@@ -62,6 +64,10 @@ type LightMember struct {
 	Name string
 	Args []string
 }
+
+// LightMembersGCPercent is the Go GC target (GOGC) of the light members'
+// host, unless GOGC is set in the environment.
+const LightMembersGCPercent = 50
 
 // MemberIdentityLeaseRenewal is how often a hosted API server renews its
 // identity Lease (kube-system/apiserver-<id>); kube-apiserver's 10 s,
@@ -134,9 +140,11 @@ func splitOn(args []string, sep string) [][]string {
 // API server has its own --etcd-prefix.
 func RunLightMembers(o LightMembersOptions) error {
 	if os.Getenv("GOGC") == "" {
-		// Go's default: the live heap is most of this process's memory
-		// (tens of MiB per member), and the idle members allocate little.
-		debug.SetGCPercent(100)
+		// The live heap is most of this process's memory (about 45 MiB
+		// per member) and idle members allocate little, so collecting
+		// at half the live heap costs little CPU and keeps a hundred
+		// members within a few GiB of their live heap.
+		debug.SetGCPercent(LightMembersGCPercent)
 	}
 	controlplaneapiserver.IdentityLeaseRenewIntervalPeriod = MemberIdentityLeaseRenewal
 	ctx, cancel := signalContext()
@@ -230,7 +238,7 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	if errs := completed.Validate(); len(errs) != 0 {
 		return utilerrors.NewAggregate(errs)
 	}
-	loopback, run, err := newAPIServer(completed, withoutOpenAPI)
+	loopback, run, err := newAPIServer(completed, withoutOpenAPIV2)
 	if err != nil {
 		return err
 	}
@@ -247,20 +255,14 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	return <-served
 }
 
-// withoutOpenAPI keeps a light member from serving /openapi/v2 and
-// /openapi/v3: the specs, built and merged per server, were about half of
-// an idle member's memory. The definitions stay, for server-side apply and
-// managed fields; what goes is what reads the specs (kubectl explain, and
-// kubectl's client-side field lookups, which fall back to its built-in
-// types).
-func withoutOpenAPI(c *apiserverapp.Config) {
-	c.Aggregator.GenericConfig.SkipOpenAPIInstallation = true
-	// The aggregator builds its OpenAPI v2 aggregate whatever the skip
-	// says; without a v2 config it builds none. (v3 stays: API groups
-	// take their server-side apply models from it.)
+// withoutOpenAPIV2 keeps a light member from building and serving
+// /openapi/v2: the v2 documents, built and aggregated per server, were a
+// third of an idle member's memory, and kubectl reads v3 (apply's
+// validation, explain), which stays.
+func withoutOpenAPIV2(c *apiserverapp.Config) {
 	c.Aggregator.GenericConfig.OpenAPIConfig = nil
-	c.KubeAPIs.ControlPlane.Generic.SkipOpenAPIInstallation = true
-	c.ApiExtensions.GenericConfig.SkipOpenAPIInstallation = true
+	c.KubeAPIs.ControlPlane.Generic.OpenAPIConfig = nil
+	c.ApiExtensions.GenericConfig.OpenAPIConfig = nil
 }
 
 // waitReady polls the API server's /readyz until it answers ok, it stops
@@ -356,12 +358,15 @@ func serveLightHealth(o LightMembersOptions, members []*hostedMember) (*http.Ser
 	mux := http.NewServeMux()
 	ready := func(w http.ResponseWriter, _ *http.Request) {
 		var n int
-		var waiting []string
+		var waiting, paused []string
 		for _, m := range members {
 			if m.ready.Load() {
 				n++
 			} else if len(waiting) < 5 {
 				waiting = append(waiting, m.Name)
+			}
+			if l := m.listener.Load(); l != nil && l.Paused() {
+				paused = append(paused, m.Name)
 			}
 		}
 		if n < len(members) {
@@ -369,10 +374,29 @@ func serveLightHealth(o LightMembersOptions, members []*hostedMember) (*http.Ser
 			fmt.Fprintf(w, "%d of %d member API servers ready; waiting for %s\n", n, len(members), strings.Join(waiting, ", "))
 			return
 		}
-		fmt.Fprintf(w, "ok: %d member API servers ready\n", n)
+		fmt.Fprintf(w, "ok: %d member API servers ready", n)
+		if len(paused) > 0 {
+			fmt.Fprintf(w, "; %d paused (unreachable on purpose): %s", len(paused), strings.Join(paused, ", "))
+		}
+		fmt.Fprintln(w)
 	}
 	mux.HandleFunc("GET /readyz", ready)
 	mux.HandleFunc("GET /healthz", ready)
+	// GET /members lists the hosted members, one per line: name, state.
+	mux.HandleFunc("GET /members", func(w http.ResponseWriter, _ *http.Request) {
+		for _, m := range members {
+			state := "starting"
+			if l := m.listener.Load(); l != nil && l.Paused() {
+				state = "paused"
+			} else if m.ready.Load() {
+				state = "ready"
+			}
+			fmt.Fprintf(w, "%s\t%s\n", m.Name, state)
+		}
+	})
+	mux.HandleFunc("GET /members/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, fmt.Sprintf("use POST to %s a member", r.PathValue("action")), http.StatusMethodNotAllowed)
+	})
 	mux.HandleFunc("POST /members/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
 			http.Error(w, "a client certificate of the stack's CA is needed to pause or resume a member", http.StatusUnauthorized)
@@ -467,6 +491,13 @@ func (l *pausableListener) Pause() {
 		_ = c.(*trackedConn).Conn.Close()
 		delete(l.open, c)
 	}
+}
+
+// Paused reports whether the listener is paused.
+func (l *pausableListener) Paused() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.paused
 }
 
 // Resume closes the held connections and serves new ones again.
