@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -563,9 +564,11 @@ func waitClustersReady(ctx context.Context, s *localstack.Stack) error {
 func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unstructured) {
 	p := s.Plan
 	kind := "member cluster(s)"
-	if p.LightMembers.Kind != "" && len(p.Members()) == countBare(p) {
+	bare := countBare(p)
+	allBare := bare == len(p.Members())
+	if allBare && !slices.ContainsFunc(p.Members(), func(m *localstack.ClusterPlan) bool { return !m.Light() }) {
 		kind = "light member cluster(s) (API servers only, hosted in one process: nothing runs in them)"
-	} else if bare := countBare(p); bare == len(p.Members()) {
+	} else if allBare {
 		kind = "bare member cluster(s) (API servers only: nothing runs in them)"
 	} else if bare > 0 {
 		kind = fmt.Sprintf("member cluster(s), %d of them bare (API servers only)", bare)
@@ -593,7 +596,7 @@ func printReady(out io.Writer, s *localstack.Stack, applied []*unstructured.Unst
 		fmt.Fprintf(out, " %s", m.Name)
 	}
 	what := "nodes"
-	if countBare(p) == len(p.Members()) {
+	if allBare {
 		what = "ns" // bare and light members have no nodes
 	}
 	fmt.Fprintf(out, "):\n  kubectl --kubeconfig %s --context %s get %s\n", p.MembersKubeconfig(), p.Members()[0].Name, what)

@@ -2,14 +2,13 @@ package localstack
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // PauseLightMember makes light member name of the stack in dataDir
@@ -27,19 +26,16 @@ func PauseLightMember(ctx context.Context, dataDir, name string, pause bool) err
 	if !ok {
 		return fmt.Errorf("the stack in %s has no light members (start it with --light-members)", dataDir)
 	}
-	pki := PKIPaths(dataDir)
-	cert, err := tls.LoadX509KeyPair(pki.AdminCert, pki.AdminKey)
+	// The stack's admin credentials, as `up` checks health with.
+	cfg, err := RESTConfig((&Plan{DataDir: dataDir}).KarmadaKubeconfig(), ControlPlaneContext)
 	if err != nil {
-		return fmt.Errorf("load the stack's admin certificate: %w", err)
+		return err
 	}
-	ca, err := os.ReadFile(pki.CACert)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return fmt.Errorf("read the stack's CA: %w", err)
+		return err
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	hc.Timeout = 10 * time.Second
 	action := "resume"
 	if pause {
 		action = "pause"

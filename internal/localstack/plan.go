@@ -510,12 +510,16 @@ func (p *Plan) lightMembers(ports PortAllocator) error {
 	}
 	port := func(what string) (int, error) { return ports.Port(LightMembersName + "/" + what) }
 	var etcd [2]int
-	var health int
 	var err error
-	for i, v := range []*int{&etcd[0], &etcd[1], &health} {
-		if *v, err = port([]string{"etcd-client", "etcd-peer", "health"}[i]); err != nil {
-			return err
-		}
+	if etcd[0], err = port("etcd-client"); err != nil {
+		return err
+	}
+	if etcd[1], err = port("etcd-peer"); err != nil {
+		return err
+	}
+	health, err := port("health")
+	if err != nil {
+		return err
 	}
 	dir := filepath.Join(p.DataDir, "clusters", LightMembersName)
 	args := []string{"component", KindLightMembers,

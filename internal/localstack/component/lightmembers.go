@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -428,13 +427,12 @@ func serveLightHealth(o LightMembersOptions, members []*hostedMember) (*http.Ser
 	}
 	tlsCfg := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}
 	if o.ClientCA != "" {
-		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", o.ClientCA)
+		ca, err := os.ReadFile(o.ClientCA)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read the client CA: %w", err)
 		}
-		pool := x509.NewCertPool()
-		pool.AppendCertsFromPEM(ca.CurrentCABundleContent())
-		tlsCfg.ClientCAs = pool
+		tlsCfg.ClientCAs = x509.NewCertPool()
+		tlsCfg.ClientCAs.AppendCertsFromPEM(ca)
 	}
 	ln, err := tls.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", o.HealthPort), tlsCfg)
 	if err != nil {
