@@ -268,7 +268,7 @@ func runControlPlane(ctx context.Context, opts options.CompletedOptions) error {
 		}
 		opts.InformerName = name
 	}
-	_, run, err := newAPIServer(opts, func(config *apiserverapp.Config) {
+	_, run, err := newAPIServer(opts, nil, func(config *apiserverapp.Config) {
 		generic := config.Aggregator.GenericConfig
 		build, loopback := generic.BuildHandlerChainFunc, generic.LoopbackClientConfig
 		generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
@@ -282,10 +282,14 @@ func runControlPlane(ctx context.Context, opts options.CompletedOptions) error {
 }
 
 // newAPIServer builds kube-apiserver from opts as apiserverapp.Run does,
-// after adjust has changed its configuration. It returns the server's
-// loopback client configuration and run, which serves until ctx ends.
-// Errors: kube-apiserver's, from building the configuration or the server.
-func newAPIServer(opts options.CompletedOptions, adjust func(*apiserverapp.Config)) (*rest.Config, func(context.Context) error, error) {
+// after adjust has changed its configuration. prepared, if set, is handed
+// the aggregator (the front of the chain) and the kube-apiserver proper
+// (its delegate, behind which the apiextensions server sits) once the
+// chain is prepared to run. It returns
+// the server's loopback client configuration and run, which serves until
+// ctx ends. Errors: kube-apiserver's, from building the configuration or
+// the server.
+func newAPIServer(opts options.CompletedOptions, prepared func(aggregator, kube *genericapiserver.GenericAPIServer), adjust func(*apiserverapp.Config)) (*rest.Config, func(context.Context) error, error) {
 	config, err := apiserverapp.NewConfig(opts)
 	if err != nil {
 		return nil, nil, err
@@ -299,11 +303,18 @@ func newAPIServer(opts options.CompletedOptions, adjust func(*apiserverapp.Confi
 	if err != nil {
 		return nil, nil, err
 	}
-	prepared, err := server.PrepareRun()
+	ready, err := server.PrepareRun()
 	if err != nil {
 		return nil, nil, err
 	}
-	return rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig), prepared.Run, nil
+	if prepared != nil {
+		kube, ok := server.GenericAPIServer.NextDelegate().(*genericapiserver.GenericAPIServer)
+		if !ok {
+			return nil, nil, fmt.Errorf("kube-apiserver: the aggregator's delegate is a %T, not the kube-apiserver", server.GenericAPIServer.NextDelegate())
+		}
+		prepared(server.GenericAPIServer, kube)
+	}
+	return rest.CopyConfig(server.GenericAPIServer.LoopbackClientConfig), ready.Run, nil
 }
 
 // signalContext returns a context cancelled by SIGTERM or SIGINT.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -19,12 +20,15 @@ import (
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
+	openapicommon "k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/handler3"
 	apiserverapp "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 	"k8s.io/kubernetes/pkg/controller/clusterroleaggregation"
@@ -80,6 +84,80 @@ type hostedMember struct {
 	// listener is set once the member listens (read by the health port).
 	listener atomic.Pointer[pausableListener]
 	ready    atomic.Bool
+	// docs shares the built-in APIs' OpenAPI v3 documents with the
+	// host's other members.
+	docs *sharedOpenAPIV3
+}
+
+// sharedOpenAPIV3 hands the OpenAPI v3 documents of the built-in APIs,
+// built once by the host's first member to start, to every other member.
+// Light members serve the same built-in APIs (the same flags and runtime
+// config), so the documents are the same; built per member they were the
+// largest part of an idle member's heap and about a second of CPU at its
+// start. Each member still builds its own documents for its
+// CustomResourceDefinitions (the apiextensions server) and APIServices
+// (the aggregator), and its own server-side apply models.
+type sharedOpenAPIV3 struct {
+	claimed atomic.Bool
+	built   chan struct{} // closed once service is set
+	service *handler3.OpenAPIService
+}
+
+func newSharedOpenAPIV3() *sharedOpenAPIV3 {
+	return &sharedOpenAPIV3{built: make(chan struct{})}
+}
+
+// claim says whether the caller is the member that builds the documents
+// (the first to ask); it must then call publish.
+func (d *sharedOpenAPIV3) claim() bool { return d.claimed.CompareAndSwap(false, true) }
+
+// publish hands the builder's documents (nil if it has none) to the others.
+func (d *sharedOpenAPIV3) publish(service *handler3.OpenAPIService) {
+	d.service = service
+	close(d.built)
+}
+
+// wait returns the published documents (nil when the builder had none:
+// then each member builds its own), or ctx's error if it ends first.
+func (d *sharedOpenAPIV3) wait(ctx context.Context) (*handler3.OpenAPIService, error) {
+	select {
+	case <-d.built:
+		return d.service, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// openAPIV3 returns how m's kube-apiserver gets its built-in OpenAPI v3
+// documents: the first member of the host builds and publishes them
+// (prepared), every other one skips building them (adjust) and serves
+// the published ones on its own /openapi/v3 (prepared), where its
+// aggregator and clients find them. It waits for the first member's
+// documents; errors: ctx's.
+func (m *hostedMember) openAPIV3(ctx context.Context) (adjust func(*apiserverapp.Config), prepared func(aggregator, kube *genericapiserver.GenericAPIServer), err error) {
+	if m.docs == nil {
+		return lightConfig, hideOpenAPIV2, nil
+	}
+	if m.docs.claim() {
+		return lightConfig, func(aggregator, kube *genericapiserver.GenericAPIServer) {
+			hideOpenAPIV2(aggregator, kube)
+			m.docs.publish(kube.OpenAPIV3VersionedService)
+		}, nil
+	}
+	shared, err := m.docs.wait(ctx)
+	if err != nil || shared == nil {
+		return lightConfig, hideOpenAPIV2, err
+	}
+	adjust = func(c *apiserverapp.Config) {
+		lightConfig(c)
+		c.KubeAPIs.ControlPlane.Generic.SkipOpenAPIInstallation = true
+	}
+	prepared = func(aggregator, kube *genericapiserver.GenericAPIServer) {
+		hideOpenAPIV2(aggregator, kube)
+		// Never fails: it only registers two handlers on the mux.
+		_ = shared.RegisterOpenAPIV3VersionedService("/openapi/v3", kube.Handler.NonGoRestfulMux)
+	}
+	return adjust, prepared, nil
 }
 
 // runLightMembers parses `<host flags> -- <name> <kube-apiserver flags>
@@ -155,8 +233,9 @@ func RunLightMembers(o LightMembersOptions) error {
 	defer e.Close()
 
 	members := make([]*hostedMember, len(o.Members))
+	docs := newSharedOpenAPIV3()
 	for i, m := range o.Members {
-		members[i] = &hostedMember{LightMember: m}
+		members[i] = &hostedMember{LightMember: m, docs: docs}
 	}
 	health, err := serveLightHealth(o, members)
 	if err != nil {
@@ -237,7 +316,11 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	if errs := completed.Validate(); len(errs) != 0 {
 		return utilerrors.NewAggregate(errs)
 	}
-	loopback, run, err := newAPIServer(completed, withoutOpenAPIV2)
+	adjust, prepared, err := m.openAPIV3(ctx)
+	if err != nil {
+		return err
+	}
+	loopback, run, err := newAPIServer(completed, prepared, adjust)
 	if err != nil {
 		return err
 	}
@@ -254,14 +337,115 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	return <-served
 }
 
-// withoutOpenAPIV2 keeps a light member from building and serving
-// /openapi/v2: the v2 documents, built and aggregated per server, were a
-// third of an idle member's memory, and kubectl reads v3 (apply's
-// validation, explain), which stays.
+// lightConfig is how a light member's kube-apiserver differs from a
+// member's own: no OpenAPI v2 for the built-in APIs (withoutOpenAPIV2)
+// and OpenAPI definitions shared with the host's other members
+// (shareOpenAPIDefinitions).
+func lightConfig(c *apiserverapp.Config) {
+	withoutOpenAPIV2(c)
+	shareOpenAPIDefinitions(c)
+}
+
+// sharedDefinitions holds the OpenAPI definitions the host's members
+// share, by slot and reference form (see shared).
+var sharedDefinitions struct {
+	mu   sync.Mutex
+	defs map[string]map[string]openapicommon.OpenAPIDefinition
+}
+
+// shareOpenAPIDefinitions makes the OpenAPI definitions of c's servers
+// (every built-in type's schema, about 7 MiB per member, kept by the
+// OpenAPI v3 configuration, the server-side apply models and CEL) one set
+// per host: every light member builds the same ones.
+func shareOpenAPIDefinitions(c *apiserverapp.Config) {
+	seen := map[*openapicommon.OpenAPIV3Config]bool{}
+	for _, slot := range []struct {
+		name   string
+		config *openapicommon.OpenAPIV3Config
+	}{
+		{"kube", c.KubeAPIs.ControlPlane.Generic.OpenAPIV3Config},
+		{"apiextensions", c.ApiExtensions.GenericConfig.OpenAPIV3Config},
+		{"aggregator", c.Aggregator.GenericConfig.OpenAPIV3Config},
+	} {
+		v3 := slot.config
+		if v3 == nil || seen[v3] {
+			continue
+		}
+		seen[v3] = true
+		if v3.Definitions != nil {
+			// Built already, by the configuration's constructor.
+			built := v3.Definitions
+			v3.Definitions = shared(slot.name+" definitions", func() map[string]openapicommon.OpenAPIDefinition { return built })
+		}
+		if get := v3.GetDefinitions; get != nil {
+			v3.GetDefinitions = shareDefinitions(slot.name, get)
+		}
+	}
+	if v2 := c.ApiExtensions.GenericConfig.OpenAPIConfig; v2 != nil && v2.GetDefinitions != nil {
+		v2.GetDefinitions = shareDefinitions("apiextensions-v2", v2.GetDefinitions)
+	}
+}
+
+// definitionsProbe is a type whose reference tells reference callbacks
+// apart: OpenAPI v2 ones give "#/definitions/...", v3 ones
+// "#/components/schemas/...".
+const definitionsProbe = "k8s.io/api/core/v1.Pod"
+
+// shareDefinitions returns get, called once per slot and form of
+// reference in this process (see shared).
+func shareDefinitions(slot string, get openapicommon.GetOpenAPIDefinitions) openapicommon.GetOpenAPIDefinitions {
+	return func(ref openapicommon.ReferenceCallback) map[string]openapicommon.OpenAPIDefinition {
+		probe := ref(definitionsProbe)
+		return shared(slot+" "+probe.String(), func() map[string]openapicommon.OpenAPIDefinition { return get(ref) })
+	}
+}
+
+// shared returns the definitions kept under key, made by build the first
+// time. The definitions themselves are shared; each caller gets its own
+// map and its own copy of each schema's top-level extensions, which the
+// OpenAPI builders write to (they add the group-version-kind and drop the
+// embedded v2 schema), so that members starting at once never write to
+// the same map.
+func shared(key string, build func() map[string]openapicommon.OpenAPIDefinition) map[string]openapicommon.OpenAPIDefinition {
+	sharedDefinitions.mu.Lock()
+	defs, ok := sharedDefinitions.defs[key]
+	if !ok {
+		defs = build()
+		if sharedDefinitions.defs == nil {
+			sharedDefinitions.defs = map[string]map[string]openapicommon.OpenAPIDefinition{}
+		}
+		sharedDefinitions.defs[key] = defs
+	}
+	sharedDefinitions.mu.Unlock()
+	out := make(map[string]openapicommon.OpenAPIDefinition, len(defs))
+	for name, def := range defs {
+		if def.Schema.Extensions != nil {
+			def.Schema.Extensions = maps.Clone(def.Schema.Extensions)
+		}
+		out[name] = def
+	}
+	return out
+}
+
+// withoutOpenAPIV2 keeps a light member from building /openapi/v2 for
+// the built-in APIs and from aggregating it: the v2 documents, built and
+// aggregated per server, were a third of an idle member's memory, and
+// kubectl reads v3 (apply's validation, explain), which stays. The
+// apiextensions server keeps its small v2 document (its own group and the
+// CustomResourceDefinitions): it runs the controller that publishes each
+// CRD's v3 document only beside the v2 one. hideOpenAPIV2 then keeps that
+// partial v2 document from being served.
 func withoutOpenAPIV2(c *apiserverapp.Config) {
 	c.Aggregator.GenericConfig.OpenAPIConfig = nil
 	c.KubeAPIs.ControlPlane.Generic.OpenAPIConfig = nil
-	c.ApiExtensions.GenericConfig.OpenAPIConfig = nil
+}
+
+// hideOpenAPIV2 answers 404 to /openapi/v2 at the front of a light
+// member's chain, as an API server that serves no v2 does, instead of
+// passing it to the apiextensions server, whose v2 document lacks the
+// built-in APIs (see withoutOpenAPIV2).
+func hideOpenAPIV2(aggregator, _ *genericapiserver.GenericAPIServer) {
+	aggregator.Handler.NonGoRestfulMux.Handle("/openapi/v2", http.NotFoundHandler())
 }
 
 // waitReady polls the API server's /readyz until it answers ok, it stops
