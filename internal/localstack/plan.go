@@ -559,13 +559,16 @@ var LightMemberDisabledAPIs = []string{"flowcontrol.apiserver.k8s.io/v1", "resou
 // shared etcd thousands of times a minute for metrics nobody reads); etcd
 // compaction by the first member only (it compacts the whole etcd); no API
 // priority and fairness, whose configuration controller and dispatchers
-// run on every server and matter only for a server under contention.
+// run on every server and matter only for a server under contention. The
+// watch cache stays on: without it every client watch is an etcd watch,
+// and each one (re)started from an old revision makes the shared etcd
+// read and decode every write of every member since that revision; after
+// a burst of propagation that kept the host at a full core for minutes.
 func LightMemberAPIServerArgs(name string, first bool) []string {
 	args := []string{"--etcd-prefix=" + LightMemberEtcdPrefix(name),
 		"--etcd-count-metric-poll-period=0",
 		"--etcd-db-metric-poll-interval=0",
 		"--enable-priority-and-fairness=false",
-		"--watch-cache=false",
 		"--runtime-config=" + strings.Join(LightMemberDisabledAPIs, "=false,") + "=false",
 	}
 	if !first {

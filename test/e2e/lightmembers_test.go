@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flotilla-io/flotilla/internal/localstack"
 )
@@ -42,6 +43,35 @@ func TestLightMembers(t *testing.T) {
 		if got := s.get(m, "configmap", "only-in-member1", "-n", "default", "-o", "name"); got != "" {
 			t.Errorf("%s sees member1's ConfigMap: %s", m, got)
 		}
+	}
+
+	// OpenAPI: a member that did not build the shared built-in documents
+	// serves them, and its own CustomResourceDefinitions beside them.
+	if out := s.kubectl("member17", "explain", "deployment.spec.replicas"); !strings.Contains(out, "replicas") {
+		t.Errorf("kubectl explain on member17:\n%s", out)
+	}
+	s.mustApply(t, "member17", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {size: {type: integer}}}}}}
+`)
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(s.kubectl("member17", "get", "--raw", "/openapi/v3"), "apis/example.com/v1") {
+		if time.Now().After(deadline) {
+			t.Fatal("member17's /openapi/v3 does not list its CustomResourceDefinition after a minute")
+		}
+		time.Sleep(time.Second)
+	}
+	if strings.Contains(s.kubectl("member1", "get", "--raw", "/openapi/v3"), "apis/example.com/v1") {
+		t.Error("member1's /openapi/v3 lists member17's CustomResourceDefinition")
 	}
 
 	// Everywhere, then one member away.

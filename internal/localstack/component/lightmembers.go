@@ -21,6 +21,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -313,6 +315,10 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	if err != nil {
 		return err
 	}
+	// After Complete, which would otherwise make a certificate of its own.
+	if err := staticCertificates(s); err != nil {
+		return err
+	}
 	if errs := completed.Validate(); len(errs) != 0 {
 		return utilerrors.NewAggregate(errs)
 	}
@@ -335,6 +341,46 @@ func (m *hostedMember) run(ctx context.Context, ready func()) error {
 	m.ready.Store(true)
 	ready()
 	return <-served
+}
+
+// staticCertificates gives s its serving certificate and client CA from
+// memory, read once from the files its flags name: kube-apiserver watches
+// each certificate file it is given with an inotify instance of its own,
+// and a hundred members would use up the instances a Linux user has (128
+// by default), which every other program of that user needs too. The
+// stack's certificates do not change while it runs. Errors: reading or
+// parsing the files.
+func staticCertificates(s *options.ServerRunOptions) error {
+	if ca := s.Authentication.ClientCert.ClientCA; ca != "" {
+		bundle, err := os.ReadFile(ca)
+		if err != nil {
+			return fmt.Errorf("client CA: %w", err)
+		}
+		provider, err := dynamiccertificates.NewStaticCAContent("client-ca", bundle)
+		if err != nil {
+			return fmt.Errorf("client CA %s: %w", ca, err)
+		}
+		s.Authentication.ClientCert.CAContentProvider = provider
+	}
+	files := s.SecureServing.ServerCert.CertKey
+	if files.CertFile == "" || files.KeyFile == "" {
+		return nil
+	}
+	cert, err := os.ReadFile(files.CertFile)
+	if err != nil {
+		return fmt.Errorf("serving certificate: %w", err)
+	}
+	key, err := os.ReadFile(files.KeyFile)
+	if err != nil {
+		return fmt.Errorf("serving key: %w", err)
+	}
+	provider, err := dynamiccertificates.NewStaticCertKeyContent("serving-cert", cert, key)
+	if err != nil {
+		return fmt.Errorf("serving certificate %s: %w", files.CertFile, err)
+	}
+	s.SecureServing.ServerCert.GeneratedCert = provider
+	s.SecureServing.ServerCert.CertKey = genericoptions.CertKey{}
+	return nil
 }
 
 // lightConfig is how a light member's kube-apiserver differs from a
