@@ -95,10 +95,13 @@ func benchScale(b *testing.B, n int) scaleRow {
 	row.up = time.Since(start)
 	row.pss = stackPSS(h.dataDir)
 
-	// At rest: after the first status reports.
-	time.Sleep(20 * time.Second)
+	// At rest: after the first status reports, over a window longer than
+	// the light members' host takes between two garbage collections of its
+	// heap (about a minute at 100 members), the costliest thing it does at
+	// rest.
+	time.Sleep(30 * time.Second)
 	before := h.processCPU()
-	const window = 30 * time.Second
+	const window = 60 * time.Second
 	time.Sleep(window)
 	row.idle = stackCPU(before, h.processCPU()).Seconds() / window.Seconds()
 

@@ -36,9 +36,16 @@ type PKI struct {
 	// AdminCert and AdminKey (admin.crt, admin.key) are the client
 	// certificate the kubeconfigs embed.
 	AdminCert, AdminKey string
+	// FrontProxyCACert and FrontProxyCAKey (front-proxy-ca.crt, .key) are
+	// the CA of the front-proxy client certificate alone, the API servers'
+	// --requestheader-client-ca-file, as in Karmada and kubeadm. Apart
+	// from the client CA, a client certificate is checked against it only
+	// by name, not by signature: with one CA for both, every request with
+	// a client certificate had its chain verified twice.
+	FrontProxyCACert, FrontProxyCAKey string
 	// FrontProxyCert and FrontProxyKey (front-proxy-client.crt, .key) are
-	// the client certificate (CN FrontProxyClientName) member API servers
-	// forward aggregated API requests with.
+	// the client certificate (CN FrontProxyClientName) API servers forward
+	// aggregated API requests with, signed by the front-proxy CA.
 	FrontProxyCert, FrontProxyKey string
 }
 
@@ -63,8 +70,10 @@ func PKIPaths(dataDir string) PKI {
 		AdminCert:   filepath.Join(d, "admin.crt"),
 		AdminKey:    filepath.Join(d, "admin.key"),
 
-		FrontProxyCert: filepath.Join(d, "front-proxy-client.crt"),
-		FrontProxyKey:  filepath.Join(d, "front-proxy-client.key"),
+		FrontProxyCACert: filepath.Join(d, "front-proxy-ca.crt"),
+		FrontProxyCAKey:  filepath.Join(d, "front-proxy-ca.key"),
+		FrontProxyCert:   filepath.Join(d, "front-proxy-client.crt"),
+		FrontProxyKey:    filepath.Join(d, "front-proxy-client.key"),
 	}
 }
 
@@ -87,13 +96,22 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 		return p, fmt.Errorf("create pki dir: %w", err)
 	}
 	if !pairPresent(p.CACert, p.CAKey) {
-		if err := writeCA(p.CACert, p.CAKey); err != nil {
+		if err := writeCA(p.CACert, p.CAKey, "flotilla-ca"); err != nil {
 			return p, err
 		}
 		// A new CA invalidates every leaf signed by an old one.
-		for _, f := range []string{p.ServingCert, p.ServingKey, p.AdminCert, p.AdminKey, p.FrontProxyCert, p.FrontProxyKey} {
+		for _, f := range []string{p.ServingCert, p.ServingKey, p.AdminCert, p.AdminKey} {
 			_ = os.Remove(f)
 		}
+	}
+	if !pairPresent(p.FrontProxyCACert, p.FrontProxyCAKey) {
+		// Also the way from a data dir whose front-proxy client
+		// certificate the stack's CA signed.
+		if err := writeCA(p.FrontProxyCACert, p.FrontProxyCAKey, "flotilla-front-proxy-ca"); err != nil {
+			return p, err
+		}
+		_ = os.Remove(p.FrontProxyCert)
+		_ = os.Remove(p.FrontProxyKey)
 	}
 	caCert, caKey, err := loadCA(p.CACert, p.CAKey)
 	if err != nil {
@@ -129,7 +147,11 @@ func EnsurePKI(dataDir string, clusters []string) (PKI, error) {
 			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		}
-		if err := signLeaf(p.FrontProxyCert, p.FrontProxyKey, tmpl, caCert, caKey); err != nil {
+		proxyCA, proxyKey, err := loadCA(p.FrontProxyCACert, p.FrontProxyCAKey)
+		if err != nil {
+			return p, err
+		}
+		if err := signLeaf(p.FrontProxyCert, p.FrontProxyKey, tmpl, proxyCA, proxyKey); err != nil {
 			return p, err
 		}
 	}
@@ -175,12 +197,12 @@ func newKey() (crypto.Signer, []byte, error) {
 }
 
 // writeCA writes a new self-signed CA, valid for certValidity, and its key.
-func writeCA(certPath, keyPath string) error {
+func writeCA(certPath, keyPath, name string) error {
 	key, keyPEM, err := newKey()
 	if err != nil {
 		return err
 	}
-	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: "flotilla-ca", NotBefore: time.Now().Add(-clockSkew)}, key)
+	ca, err := cert.NewSelfSignedCACert(cert.Config{CommonName: name, NotBefore: time.Now().Add(-clockSkew)}, key)
 	if err != nil {
 		return fmt.Errorf("create CA %s: %w", certPath, err)
 	}

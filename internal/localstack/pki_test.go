@@ -115,8 +115,22 @@ func TestEnsurePKIIssuesWhatTheStackUses(t *testing.T) {
 			t.Errorf("admin certificate valid for %v more, want about %v", lifetime, certValidity)
 		}
 	})
+	t.Run("the front-proxy client certificate has a CA of its own", func(t *testing.T) {
+		proxyRoots := x509.NewCertPool()
+		proxyRoots.AddCert(readCert(t, p.FrontProxyCACert))
+		c := readCert(t, p.FrontProxyCert)
+		if _, err := c.Verify(x509.VerifyOptions{Roots: proxyRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("the front-proxy client certificate does not verify with the front-proxy CA: %v", err)
+		}
+		if _, err := c.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
+			t.Error("the front-proxy client certificate verifies with the stack's CA too")
+		}
+		if _, err := readCert(t, p.AdminCert).Verify(x509.VerifyOptions{Roots: proxyRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
+			t.Error("the admin certificate verifies with the front-proxy CA")
+		}
+	})
 	t.Run("each certificate's key is beside it, readable by its owner only", func(t *testing.T) {
-		for _, pair := range [][2]string{{p.CACert, p.CAKey}, {p.ServingCert, p.ServingKey}, {p.AdminCert, p.AdminKey}} {
+		for _, pair := range [][2]string{{p.CACert, p.CAKey}, {p.ServingCert, p.ServingKey}, {p.AdminCert, p.AdminKey}, {p.FrontProxyCACert, p.FrontProxyCAKey}, {p.FrontProxyCert, p.FrontProxyKey}} {
 			if _, err := tls.LoadX509KeyPair(pair[0], pair[1]); err != nil {
 				t.Errorf("LoadX509KeyPair(%s, %s): %v", pair[0], pair[1], err)
 			}
@@ -233,6 +247,34 @@ func TestEnsurePKIKeepsTheStackIdentityAcrossRestarts(t *testing.T) {
 		}
 		if _, err := readCert(t, p.AdminCert).Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 			t.Errorf("the reissued admin certificate does not verify against the new CA: %v", err)
+		}
+	})
+	t.Run("a data dir without a front-proxy CA gets one and a front-proxy certificate it signs", func(t *testing.T) {
+		// As stacks made before the front-proxy CA: the client
+		// certificate signed by the stack's CA, no front-proxy CA.
+		first = read()
+		old, err := os.ReadFile(p.FrontProxyCert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{p.FrontProxyCACert, p.FrontProxyCAKey} {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := EnsurePKI(dir, []string{"member1"}); err != nil {
+			t.Fatalf("EnsurePKI() error: %v", err)
+		}
+		if now, _ := os.ReadFile(p.FrontProxyCert); bytes.Equal(now, old) {
+			t.Error("the front-proxy client certificate was kept across a new front-proxy CA")
+		}
+		proxyRoots := x509.NewCertPool()
+		proxyRoots.AddCert(readCert(t, p.FrontProxyCACert))
+		if _, err := readCert(t, p.FrontProxyCert).Verify(x509.VerifyOptions{Roots: proxyRoots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+			t.Errorf("the reissued front-proxy certificate does not verify with the new front-proxy CA: %v", err)
+		}
+		if diff := cmp.Diff(first, read()); diff != "" {
+			t.Errorf("a new front-proxy CA changed other files (-before +after):\n%s", diff)
 		}
 	})
 	t.Run("a CA that is not PEM is reported with how to recover", func(t *testing.T) {

@@ -472,7 +472,7 @@ func (p *Plan) apiserverArgs(c *ClusterPlan, etcdPort int) []string {
 		// Front-proxy: the API server forwards requests to the metrics
 		// APIServices with this client certificate and the user in headers.
 		apiserverArgs = append(apiserverArgs,
-			"--requestheader-client-ca-file="+p.PKI.CACert,
+			"--requestheader-client-ca-file="+p.PKI.FrontProxyCACert,
 			"--requestheader-allowed-names="+FrontProxyClientName,
 			"--requestheader-username-headers=X-Remote-User",
 			"--requestheader-group-headers=X-Remote-Group",

@@ -372,7 +372,7 @@ var builders = []builder{
 		var out []setup
 		for _, kind := range binding.Kinds {
 			out = append(out, &status.Reconciler{Client: s.client, Dynamic: s.dynamic, Templates: s.detector, Interpreter: s.interp, Resources: s.detector.ResourceFor,
-				Kind: kind, Gate: s.gate, BornScheduled: s.opts.FastPaths.BornScheduled, Clock: s.opts.Clock,
+				Kind: kind, Gate: s.gate, Board: s.board, BornScheduled: s.opts.FastPaths.BornScheduled, Clock: s.opts.Clock,
 				Events: s.events(byKind(kind, "resource-binding-status-controller", "cluster-resource-binding-status-controller"))})
 		}
 		return out, nil
@@ -637,6 +637,9 @@ type shared struct {
 	// gate is nil when the status-gate fast path is off (a nil Gate parks
 	// nothing).
 	gate *statusgate.Gate
+	// board holds the Work status reports the gate defers, for status
+	// aggregation to read before they are written (nil with the gate).
+	board *statusgate.Board
 	// interp is the resource interpreter every controller asks.
 	interp *interpreter.Interpreter
 	// recorders give each controller its event recorder.
@@ -781,6 +784,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		// Propagation first: status reports wait while templates are being
 		// propagated (see statusgate.Gate).
 		s.gate = statusgate.NewGate(statusgate.StatusQuiet, statusgate.StatusMaxDefer)
+		s.board = statusgate.NewBoard()
 	}
 	s.interp = interpreter.New(nil)
 	s.detector = detector.New(c, mgr.GetCache(), dyn, disc)
@@ -801,7 +805,7 @@ func newManager(ctx context.Context, o Options) (ctrl.Manager, *shared, error) {
 		return nil, nil, fmt.Errorf("watch Clusters' sync modes: %w", err)
 	}
 	s.execution = &execution.Reconciler{Client: c, Members: s.members, Clock: s.opts.Clock, Interpreter: s.interp, Events: s.events("execution-controller"),
-		StatusEvents: s.events(execution.WorkStatusEventSource), Gate: s.gate, ReadYourWrites: o.FastPaths.ReadYourWrites,
+		StatusEvents: s.events(execution.WorkStatusEventSource), Gate: s.gate, Board: s.board, ReadYourWrites: o.FastPaths.ReadYourWrites,
 		Executes: func(cluster string) bool { return !modes.Pull(cluster) }}
 	if s.detectorRuns() {
 		if err := mgr.Add(s.detector); err != nil {

@@ -105,6 +105,9 @@ type Reconciler struct {
 	// Gate, if set, is touched by every member write and defers successful
 	// status reports while propagation is busy (see statusgate.Gate).
 	Gate *statusgate.Gate
+	// Board, if set, holds each deferred report until it is written, for
+	// status aggregation to read meanwhile (see statusgate.Board).
+	Board *statusgate.Board
 	// Executes tells whether this process applies the Works of a cluster;
 	// nil means every cluster. The control plane leaves Pull-mode clusters
 	// to their agents (and only releases the Works of one that is being
@@ -269,6 +272,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, w); err != nil {
 		r.locks.Delete(req.NamespacedName)
 		r.handoff.Delete(req.NamespacedName)
+		if apierrors.IsNotFound(err) {
+			r.Board.Forget(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	suspended := w.Spec.SuspendDispatching != nil && *w.Spec.SuspendDispatching
@@ -290,6 +296,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	if !w.DeletionTimestamp.IsZero() {
+		r.Board.Forget(w.Namespace, w.Name)
 		return r.finalize(ctx, cluster, w)
 	}
 	if suspended {
@@ -491,6 +498,8 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 			key := &workv1alpha1.Work{}
 			key.Namespace, key.Name = w.Namespace, w.Name
 			if r.Gate.Park(statusgate.WorkReportKey(w.Namespace, w.Name), r.wakeup.Release(key)) {
+				// Status aggregation reads it from the board meanwhile.
+				r.Board.Post(w)
 				log.FromContext(ctx).V(1).Info("Status report parked", "work", klog.KObj(w))
 				// Propagation is busy: report once it pauses (failures
 				// are reported at once).
@@ -507,9 +516,13 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}
+		r.Board.Forget(w.Namespace, w.Name)
 		if resumed {
 			r.Events.Normal(w, events.WorkDispatching, workv1alpha1.WorkDispatchingMessage)
 		}
+	} else {
+		// What the Work says is current: a report parked earlier is not.
+		r.Board.Forget(w.Namespace, w.Name)
 	}
 	if apierrors.HasStatusCause(applyErr, corev1.NamespaceTerminatingCause) {
 		// The Work goes with the namespace in a moment; no error to log.

@@ -71,6 +71,9 @@ func coalesce(delay time.Duration, mapFn func(client.Object) []ctrl.Request) han
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			add(e.Object, q)
 		},
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
 	}
 }
 
@@ -98,7 +101,11 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// Gate, if set, defers the binding and template status writes while
 	// propagation is busy (see statusgate.Gate).
-	Gate   *statusgate.Gate
+	Gate *statusgate.Gate
+	// Board, if set, holds the Work status reports the gate has deferred:
+	// aggregation reads them in place of the Works' cached status, and
+	// each one posted re-aggregates its binding (see statusgate.Board).
+	Board  *statusgate.Board
 	wakeup statusgate.Wakeup
 	// rejected holds, per binding key, the template status the API server
 	// refused as invalid, so the same bad value is not written again; a
@@ -113,14 +120,33 @@ func (r *Reconciler) newBinding() binding.Object {
 // SetupWithManager registers the controller; every Work change re-aggregates its binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
-	return ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("status")).
+	owner := coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
+		return binding.WorkOwner(o, r.Kind)
+	})
+	b := ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("status")).
 		For(r.newBinding()).
-		Watches(&workv1alpha1.Work{}, coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
-			return binding.WorkOwner(o, r.Kind)
-		})).
-		WatchesRawSource(r.wakeup.Source()).
-		WithOptions(queue.Options(mgr, 8)).
-		Complete(r)
+		Watches(&workv1alpha1.Work{}, owner).
+		WatchesRawSource(r.wakeup.Source())
+	if r.Board != nil {
+		b = b.WatchesRawSource(r.Board.Source(r.onPosted()))
+	}
+	return b.WithOptions(queue.Options(mgr, 8)).Complete(r)
+}
+
+// onPosted handles a Work report posted to the board: while propagation is
+// busy the binding's report is parked at once, without aggregating (the
+// reconcile would only park it, after copying every Work of the binding:
+// a burst posts thousands), and its release aggregates once with every
+// report posted meanwhile; otherwise the binding is queued as for a Work
+// change.
+func (r *Reconciler) onPosted() handler.EventHandler {
+	return handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range binding.WorkOwner(e.Object, r.Kind) {
+			if !r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
+				q.AddAfter(req, AggregationDelay)
+			}
+		}
+	}}
 }
 
 // Reconcile aggregates one binding.
@@ -140,6 +166,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, works, client.MatchingFields{binding.WorkBindingIndex: id}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list Works of binding %s: %w", req, err)
 	}
+	r.Board.Overlay(works.Items)
 	byCluster := map[string]*workv1alpha1.Work{}
 	for i := range works.Items {
 		byCluster[strings.TrimPrefix(works.Items[i].Namespace, clusterv1alpha1.ExecutionSpacePrefix)] = &works.Items[i]
