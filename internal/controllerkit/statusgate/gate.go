@@ -1,7 +1,8 @@
 // Package statusgate puts propagation before status reporting: the Gate
-// that holds status writes back while propagation writes are in flight, and
-// the Wakeup that turns its releases into reconcile requests. Controllers
-// share one Gate per process; see Gate.
+// that holds status writes back while propagation writes are in flight, the
+// Wakeup that turns its releases into reconcile requests, and the Board
+// through which status aggregation reads the Work reports the Gate holds
+// back. Controllers share one Gate and one Board per process; see Gate.
 package statusgate
 
 import (
