@@ -82,16 +82,6 @@ func (b *Board) Forget(namespace, name string) {
 	b.mu.Unlock()
 }
 
-// Len is how many reports the Board holds.
-func (b *Board) Len() int {
-	if b == nil {
-		return 0
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.reports)
-}
-
 // Overlay sets the status of each Work in works (read from a cache, and
 // the caller's to change) to its parked report, when there is one for that
 // Work at its generation. Reports of another Work of the same name, of an

@@ -65,7 +65,7 @@ func TestBoardOverlay(t *testing.T) {
 		}
 	}
 	// Kept: the current report, and the one the cache has not reached.
-	if n := b.Len(); n != 2 {
+	if n := len(b.reports); n != 2 {
 		t.Errorf("the board holds %d reports after the overlay, want 2 (current, cache-behind)", n)
 	}
 	// The overlay hands out copies: changing one leaves the board's.

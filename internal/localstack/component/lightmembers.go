@@ -137,9 +137,6 @@ func (d *sharedOpenAPIV3) wait(ctx context.Context) (*handler3.OpenAPIService, e
 // aggregator and clients find them. It waits for the first member's
 // documents; errors: ctx's.
 func (m *hostedMember) openAPIV3(ctx context.Context) (adjust func(*apiserverapp.Config), prepared func(aggregator, kube *genericapiserver.GenericAPIServer), err error) {
-	if m.docs == nil {
-		return lightConfig, hideOpenAPIV2, nil
-	}
 	if m.docs.claim() {
 		return lightConfig, func(aggregator, kube *genericapiserver.GenericAPIServer) {
 			hideOpenAPIV2(aggregator, kube)
