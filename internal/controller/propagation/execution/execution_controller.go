@@ -331,7 +331,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// object's change events wake this Work up), so the Work's status
 		// is written once instead of once per controller step. Members
 		// without controllers never change it: they are reported once the
-		// grace is over.
+		// grace is over. Meanwhile status aggregation reads what the
+		// member shows now from the board, so a binding's FullyApplied
+		// does not wait for the grace (on members without controllers,
+		// the report is already final).
+		provisional := &workv1alpha1.Work{ObjectMeta: w.ObjectMeta, Status: *w.Status.DeepCopy()}
+		setReport(provisional, res.statuses, nil)
+		r.Board.Post(provisional)
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	r.reportInterpretations(w, res.reflected)
@@ -465,13 +471,26 @@ func templateOf(w *workv1alpha1.Work) (runtime.Object, string) {
 	return ref, name
 }
 
-// report writes the Applied condition and manifest statuses when they changed.
-func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses []workv1alpha1.ManifestStatus, applyErr error) (ctrl.Result, error) {
+// setReport sets in w's status what applying it found: the Applied
+// condition (at w's generation; False with applyErr's message on failure),
+// Dispatching, and the manifest statuses (kept as they were when a
+// failure left none). It returns whether dispatching resumed.
+func setReport(w *workv1alpha1.Work, statuses []workv1alpha1.ManifestStatus, applyErr error) (resumed bool) {
 	cond := metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: workv1alpha1.WorkAppliedSuccessfulReason,
 		Message: "Manifest has been successfully applied", ObservedGeneration: w.Generation}
 	if applyErr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha1.WorkAppliedFailedReason, applyErr.Error()
 	}
+	meta.SetStatusCondition(&w.Status.Conditions, cond)
+	_, resumed = setDispatching(w, false)
+	if statuses != nil || applyErr == nil {
+		w.Status.ManifestStatuses = statuses
+	}
+	return resumed
+}
+
+// report writes the Applied condition and manifest statuses when they changed.
+func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses []workv1alpha1.ManifestStatus, applyErr error) (ctrl.Result, error) {
 	before := w.Status.DeepCopy()
 	// A namespace being deleted in the member (its template's namespace is
 	// being deleted too) refuses new objects for a moment; the Work goes
@@ -486,11 +505,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		}
 		r.Events.Outcome(syncWorkload, evErr, "Successfully applied resource("+name+") to cluster "+cluster, w, tmpl)
 	}
-	meta.SetStatusCondition(&w.Status.Conditions, cond)
-	_, resumed := setDispatching(w, false)
-	if statuses != nil || applyErr == nil {
-		w.Status.ManifestStatuses = statuses
-	}
+	resumed := setReport(w, statuses, applyErr)
 	if !equality.Semantic.DeepEqual(before, &w.Status) {
 		// A staged rollout's Works report at once: their health is what
 		// the next wave waits for.
@@ -516,7 +531,9 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
 		}
-		r.Board.Forget(w.Namespace, w.Name)
+		// Until the status controller's cache has this write, the board
+		// stands in for it.
+		r.Board.Written(w)
 		if resumed {
 			r.Events.Normal(w, events.WorkDispatching, workv1alpha1.WorkDispatchingMessage)
 		}

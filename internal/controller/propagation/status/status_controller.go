@@ -53,30 +53,6 @@ import (
 // instead of once per cluster.
 const AggregationDelay = 200 * time.Millisecond
 
-// coalesce enqueues the requests mapped from an object after delay; a
-// request already waiting is not added twice.
-func coalesce(delay time.Duration, mapFn func(client.Object) []ctrl.Request) handler.EventHandler {
-	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, r := range mapFn(o) {
-			q.AddAfter(r, delay)
-		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.ObjectNew, q)
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-	}
-}
-
 // Reconciler aggregates status for one binding kind.
 type Reconciler struct {
 	Client    client.Client
@@ -120,33 +96,47 @@ func (r *Reconciler) newBinding() binding.Object {
 // SetupWithManager registers the controller; every Work change re-aggregates its binding.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.wakeup = statusgate.NewWakeup()
-	owner := coalesce(AggregationDelay, func(o client.Object) []ctrl.Request {
-		return binding.WorkOwner(o, r.Kind)
-	})
+	later := r.aggregateLater()
 	b := ctrl.NewControllerManagedBy(mgr).Named(r.Kind.ControllerName("status")).
 		For(r.newBinding()).
-		Watches(&workv1alpha1.Work{}, owner).
+		Watches(&workv1alpha1.Work{}, later).
 		WatchesRawSource(r.wakeup.Source())
 	if r.Board != nil {
-		b = b.WatchesRawSource(r.Board.Source(r.onPosted()))
+		b = b.WatchesRawSource(r.Board.Source(later))
 	}
 	return b.WithOptions(queue.Options(mgr, 8)).Complete(r)
 }
 
-// onPosted handles a Work report posted to the board: while propagation is
-// busy the binding's report is parked at once, without aggregating (the
-// reconcile would only park it, after copying every Work of the binding:
-// a burst posts thousands), and its release aggregates once with every
-// report posted meanwhile; otherwise the binding is queued as for a Work
-// change.
-func (r *Reconciler) onPosted() handler.EventHandler {
-	return handler.Funcs{GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		for _, req := range binding.WorkOwner(e.Object, r.Kind) {
+// aggregateLater handles a change of one of a binding's Works (its watch
+// events, and its reports posted to the board). While propagation is busy
+// the binding's report is parked at once, without aggregating (the
+// reconcile would only park it, after copying every Work of the binding: a
+// burst to a hundred members changes thousands of Works), and its release
+// aggregates once with every change made meanwhile. Otherwise the binding
+// is queued after AggregationDelay, once for the changes of all its Works
+// within that window.
+func (r *Reconciler) aggregateLater() handler.EventHandler {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range binding.WorkOwner(o, r.Kind) {
 			if !r.Gate.Park(r.reportKey(req), r.wakeup.Release(r.keyOnly(req))) {
 				q.AddAfter(req, AggregationDelay)
 			}
 		}
-	}}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
 }
 
 // Reconcile aggregates one binding.
@@ -284,12 +274,15 @@ func unreported(targets []workv1alpha2.TargetCluster, works map[string]*workv1al
 			wait = max(wait, ReportGrace)
 			continue
 		}
-		var age time.Duration
-		if w != nil {
-			age = now.Sub(w.CreationTimestamp.Time)
-		}
-		if age < ReportGrace {
-			wait = max(wait, min(ReportGrace-age, AggregationDelay))
+		// A Work still to be made, or made within ReportGrace: its creation
+		// or its report wakes this binding, so the wait is a safety net
+		// rather than a poll (polling a binding of a hundred clusters every
+		// AggregationDelay while its Works were made cost the controller
+		// manager more than aggregating it).
+		if w == nil {
+			wait = max(wait, ReportGrace)
+		} else if age := now.Sub(w.CreationTimestamp.Time); age < ReportGrace {
+			wait = max(wait, ReportGrace-age)
 		}
 	}
 	return wait
