@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
@@ -60,5 +61,30 @@ func TestSetDispatching(t *testing.T) {
 	}
 	if fresh := (&workv1alpha1.Work{}); func() bool { _, news := setDispatching(fresh, true); return !news }() {
 		t.Error("a Work born suspended raises the event")
+	}
+}
+
+// TestSetReport: the report a Work's write and its provisional post to the
+// status board share: Applied at the Work's generation, Dispatching, and the
+// manifest statuses, which a failure without statuses leaves as they were.
+func TestSetReport(t *testing.T) {
+	w := &workv1alpha1.Work{}
+	w.Generation = 3
+	statuses := []workv1alpha1.ManifestStatus{{Health: workv1alpha1.ResourceHealthy}}
+	setReport(w, statuses, nil)
+	applied := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
+	if applied == nil || applied.Status != metav1.ConditionTrue || applied.Reason != workv1alpha1.WorkAppliedSuccessfulReason || applied.ObservedGeneration != 3 {
+		t.Fatalf("Applied after a success = %+v, want True (AppliedSuccessful) at generation 3", applied)
+	}
+	if meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkDispatching) == nil || len(w.Status.ManifestStatuses) != 1 {
+		t.Errorf("status after a success = %+v, want Dispatching and the manifest status", w.Status)
+	}
+	setReport(w, nil, errors.New("refused"))
+	applied = meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
+	if applied.Status != metav1.ConditionFalse || applied.Reason != workv1alpha1.WorkAppliedFailedReason || applied.Message != "refused" {
+		t.Errorf("Applied after a failure = %+v, want False (AppliedFailed) with the error", applied)
+	}
+	if len(w.Status.ManifestStatuses) != 1 {
+		t.Error("a failure without statuses dropped the manifest statuses reported before")
 	}
 }
