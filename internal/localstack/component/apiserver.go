@@ -115,10 +115,13 @@ const (
 )
 
 // followLiveHeap raises the soft memory limit with the live heap, every
-// period, to twice the live heap and never below base (bytes): a control
-// plane holding tens of thousands of objects has a live heap near or above
-// base, and a fixed limit there would make the collector run all the time.
-// Below base/2 live, the limit stays base, as set.
+// period, to three times the live heap and never below base (bytes): a
+// control plane holding tens of thousands of objects has a live heap near
+// or above base, and a fixed limit there would make the collector run all
+// the time. Below base/3 live, the limit stays base, as set. At twice the
+// live heap, a burst to a hundred members spent over a third of the API
+// server's CPU collecting (1 GiB live); three times cut the control
+// plane's CPU per copy there by 15 % for about 1 GiB more at the peak.
 func followLiveHeap(base int64, period time.Duration) {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for range time.Tick(period) {
@@ -126,7 +129,7 @@ func followLiveHeap(base int64, period time.Duration) {
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return
 		}
-		debug.SetMemoryLimit(max(base, 2*int64(sample[0].Value.Uint64())))
+		debug.SetMemoryLimit(max(base, 3*int64(sample[0].Value.Uint64())))
 	}
 }
 
