@@ -144,9 +144,19 @@ subjects: [{kind: ServiceAccount, name: viewer, namespace: dash-a}]
 		}
 		return v
 	}
+	// shot keeps the page as a screenshot. Headless Chromium now and then
+	// reports a page it is laying out again (a live redraw) as 0 wide
+	// ("Cannot take screenshot with 0 width"): that is tried again for a
+	// few seconds before it fails the test.
 	shot := func(name string) {
 		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		var png []byte
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil {
 			failed("screenshot "+name, err)
 		}
