@@ -601,9 +601,10 @@ func serveLightHealth(o LightMembersOptions, members []*hostedMember) (*http.Ser
 			fmt.Fprintf(w, "%d of %d member API servers ready; waiting for %s\n", n, len(members), strings.Join(waiting, ", "))
 			return
 		}
-		fmt.Fprintf(w, "ok: %d member API servers ready", n)
-		if len(paused) > 0 {
-			fmt.Fprintf(w, "; %d paused (unreachable on purpose): %s", len(paused), strings.Join(paused, ", "))
+		if len(paused) == 0 {
+			fmt.Fprintf(w, "ok: %d member API servers ready", n)
+		} else {
+			fmt.Fprintf(w, "ok: %d member API servers up, %d of them paused (unreachable on purpose): %s", n, len(paused), strings.Join(paused, ", "))
 		}
 		fmt.Fprintln(w)
 	}
