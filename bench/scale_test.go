@@ -265,27 +265,16 @@ func stackCPU(before, after map[string]time.Duration) time.Duration {
 
 // controlPlaneCPU is the CPU the control plane's API server and the
 // controller manager used between two processCPU readings.
-// workStatusWrites is how many Work status writes (update or patch) the
-// control plane's API server has served since it started, from its
-// apiserver_request_total metric: a count that costs the API server one
-// metrics page, where watching ten thousand Works would add a watcher to
-// what is measured.
+// workStatusWrites is how many Work status writes the control plane's API
+// server has served since it started (writeCounts' "works/status"): a count
+// that costs the API server one metrics page, where watching ten thousand
+// Works would add a watcher to what is measured.
 func (h *harness) workStatusWrites() int {
-	raw, err := h.cp.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	counts, err := writeCounts(h.cp)
 	if err != nil {
 		h.b.Fatalf("read the control plane's metrics: %v", err)
 	}
-	total := 0
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="works"`) ||
-			!strings.Contains(line, `subresource="status"`) || !(strings.Contains(line, `verb="PUT"`) || strings.Contains(line, `verb="PATCH"`)) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			total += int(v)
-		}
-	}
-	return total
+	return int(counts["works/status"])
 }
 
 func controlPlaneCPU(before, after map[string]time.Duration) time.Duration {

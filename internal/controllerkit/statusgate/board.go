@@ -31,9 +31,9 @@ import (
 // binding then went back to FullyApplied=False once per write and was
 // current only after the last of them). A report is dropped once the
 // cache has caught up with it, once its Work is gone (Forget), or
-// ReportTTL after its write. The Board is memory only: after a restart the execution
-// controller reads every member again and reports anew. A nil *Board
-// holds nothing.
+// ReportTTL after its write. The Board is memory only: after a restart
+// the execution controller reads every member again and reports anew. A
+// nil *Board holds nothing.
 type Board struct {
 	mu      sync.Mutex
 	reports map[types.NamespacedName]boardReport
