@@ -37,7 +37,9 @@ var coldCount = func() int {
 
 // writeCounts sums kube-apiserver's apiserver_request_total for writes
 // (POST, PUT, PATCH, DELETE, APPLY) by resource (with subresource), leaving
-// out leases and events, which every component writes all the time.
+// out leases and events, which every component writes all the time. A
+// request answered with other than 2xx is counted apart, under its key
+// followed by the code ("works 409").
 func writeCounts(c kubernetes.Interface) (map[string]float64, error) {
 	return requestCounts(c, false)
 }
@@ -82,6 +84,9 @@ func requestCounts(c kubernetes.Interface, all bool) (map[string]float64, error)
 		key += labels["resource"]
 		if labels["subresource"] != "" {
 			key += "/" + labels["subresource"]
+		}
+		if code := labels["code"]; code != "" && code[0] != '2' {
+			key += " " + code // refused or failed: a conflict (409) is a write retried
 		}
 		out[key] += v
 	}

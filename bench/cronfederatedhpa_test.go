@@ -143,6 +143,12 @@ func BenchmarkCronFederatedHPA(b *testing.B) {
 		idleCPU := (h.controllerManagerCPU() - cpu0) / idleWindow.Seconds()
 
 		cpu1 := h.controllerManagerCPU()
+		procs0 := h.processCPU()
+		h.profileWindow("cronfederatedhpa", 20)
+		writes0, err := requestCounts(h.cp, false)
+		if err != nil {
+			b.Logf("control-plane write counts before the minute: %v (the writes below are totals)", err)
+		}
 		h.waitFor("every member copy scaled", 5*time.Minute, func() bool {
 			for _, m := range members {
 				if m.count() < n {
@@ -152,6 +158,12 @@ func BenchmarkCronFederatedHPA(b *testing.B) {
 			return true
 		})
 		runCPU := h.controllerManagerCPU() - cpu1
+		procs1 := h.processCPU()
+		writes1, err := requestCounts(h.cp, false)
+		if err != nil {
+			b.Logf("control-plane write counts after the last copy: %v", err)
+		}
+		writeTotal, writeLines := diffWrites(writes0, writes1)
 		tmpl, _ := template.after(due)
 		var allMembers time.Duration
 		for _, m := range members {
@@ -215,6 +227,8 @@ func BenchmarkCronFederatedHPA(b *testing.B) {
 		fmt.Printf("\nevery member copy (%d) has the new count %.1fs after the scheduled minute; every run is in its history %.1fs after it\n", 3*n, allMembers.Seconds(), historiesIn.Seconds())
 		fmt.Printf("controller-manager CPU: idle with %d CronFederatedHPAs waiting %.2f%% of a core over %.0fs; %.1f CPU-s from the minute until every member copy was scaled\n",
 			n, idleCPU*100, idleWindow.Seconds(), runCPU)
+		fmt.Printf("from the minute to the last member copy: %.0f control-plane writes (%s); CPU %s\n",
+			writeTotal, strings.Join(writeLines, ", "), cpuDiff(procs0, procs1))
 		fmt.Printf("CPU used per component (user+system, whole run):\n%s", h.cpuByComponent())
 	}
 }
