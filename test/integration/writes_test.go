@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -12,18 +11,13 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/flotilla-io/flotilla/api/work/v1alpha1"
 	workv1alpha2 "github.com/flotilla-io/flotilla/api/work/v1alpha2"
 	"github.com/flotilla-io/flotilla/internal/app/controllermanager"
-	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 )
 
 // TestFastPathsSaveWrites counts the control-plane writes (by verb and resource, events
@@ -254,84 +248,4 @@ func (e *env) waitApplied(image string) {
 			return meta.IsStatusConditionTrue(b.Status.Conditions, workv1alpha2.FullyApplied) && len(b.Status.AggregatedStatus) == len(memberNames),
 				describe("conditions", b.Status.Conditions, "aggregated", len(b.Status.AggregatedStatus))
 		})
-}
-
-// TestLeanWrites checks, against the real API server, that the writes which leave parts
-// out of their bodies (reconciler.UpdateStatus sends a Work's identity and status only,
-// reconciler.UpdateSpec leaves the status out) change what they mean to and nothing else:
-// the stored spec, labels and annotations stay, the status stays across a spec update, the
-// managed fields record the status manager on status fields alone, and the object handed
-// in holds the API server's answer afterwards.
-func TestLeanWrites(t *testing.T) {
-	if theStack == nil {
-		t.Skip("integration: skipped with -short")
-	}
-	ctx := t.Context()
-	c := theStack.controlPlane
-	ns := "lean-writes"
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
-	raw := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"default"},"data":{"k":"v"}}`)
-	w := &workv1alpha1.Work{
-		ObjectMeta: metav1.ObjectMeta{Name: "lean", Namespace: ns, Labels: map[string]string{"l": "1"}, Annotations: map[string]string{"a": "1"}},
-		Spec:       workv1alpha1.WorkSpec{Workload: workv1alpha1.WorkloadTemplate{Manifests: []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}}},
-	}
-	if err := c.Create(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	created := w.ResourceVersion
-
-	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", Message: "applied"})
-	if err := reconciler.UpdateStatus(ctx, c, w); err != nil {
-		t.Fatalf("UpdateStatus: %v", err)
-	}
-	if w.ResourceVersion == created || len(w.Spec.Workload.Manifests) != 1 || w.Labels["l"] != "1" {
-		t.Errorf("after UpdateStatus the Work is not the API server's answer: resourceVersion %s (created %s), %d manifests, labels %v",
-			w.ResourceVersion, created, len(w.Spec.Workload.Manifests), w.Labels)
-	}
-	stored := &workv1alpha1.Work{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
-		t.Fatal(err)
-	}
-	if !meta.IsStatusConditionTrue(stored.Status.Conditions, workv1alpha1.WorkApplied) {
-		t.Errorf("stored status %+v, want Applied=True", stored.Status.Conditions)
-	}
-	if len(stored.Spec.Workload.Manifests) != 1 || string(stored.Spec.Workload.Manifests[0].Raw) == "" ||
-		stored.Labels["l"] != "1" || stored.Annotations["a"] != "1" {
-		t.Errorf("a status update changed the rest of the Work: manifests %d, labels %v, annotations %v",
-			len(stored.Spec.Workload.Manifests), stored.Labels, stored.Annotations)
-	}
-	for _, mf := range stored.ManagedFields {
-		if mf.Subresource == "status" && (strings.Contains(string(mf.FieldsV1.Raw), "f:spec") || strings.Contains(string(mf.FieldsV1.Raw), "f:metadata")) {
-			t.Errorf("the status manager owns more than status: %s", mf.FieldsV1.Raw)
-		}
-	}
-	// A stale resourceVersion is a conflict, and leaves the object as it was.
-	stale := stored.DeepCopy()
-	stale.ResourceVersion = created
-	if err := reconciler.UpdateStatus(ctx, c, stale); !apierrors.IsConflict(err) {
-		t.Errorf("UpdateStatus with a stale resourceVersion: %v, want a conflict", err)
-	}
-	if stale.ResourceVersion != created || len(stale.Spec.Workload.Manifests) != 1 {
-		t.Errorf("a refused UpdateStatus changed the object handed in")
-	}
-
-	stored.Labels["l"] = "2"
-	stored.Status = workv1alpha1.WorkStatus{} // must not reach the API server's stored status
-	if err := reconciler.UpdateSpec(ctx, c, stored); err != nil {
-		t.Fatalf("UpdateSpec: %v", err)
-	}
-	if !meta.IsStatusConditionTrue(stored.Status.Conditions, workv1alpha1.WorkApplied) {
-		t.Errorf("after UpdateSpec the Work's status is %+v, want the stored one (Applied=True)", stored.Status.Conditions)
-	}
-	again := &workv1alpha1.Work{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(w), again); err != nil {
-		t.Fatal(err)
-	}
-	if again.Labels["l"] != "2" || !meta.IsStatusConditionTrue(again.Status.Conditions, workv1alpha1.WorkApplied) || len(again.ManagedFields) == 0 {
-		t.Errorf("after UpdateSpec: labels %v, status %+v, %d managed fields entries; want l=2, Applied=True, the entries kept",
-			again.Labels, again.Status.Conditions, len(again.ManagedFields))
-	}
 }

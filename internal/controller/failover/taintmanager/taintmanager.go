@@ -185,7 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// encoding the stored binding, merging and decoding the result (about
 	// a third of a binding write's CPU there; bench/results/2026-12-02-failover.md).
 	done := r.Gate.Write()
-	err := reconciler.UpdateSpec(ctx, r.Client, b)
+	err := r.Client.Update(ctx, b)
 	done()
 	for _, c := range evict {
 		binding.EvictionEvent(r.Recorder, b, c, err)

@@ -38,7 +38,6 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/queue"
-	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/statusgate"
 	"github.com/flotilla-io/flotilla/internal/core/override"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
@@ -139,7 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // the detector sets the id on creation
 	}
 	if controllerutil.AddFinalizer(b, binding.Finalizer) {
-		if err := reconciler.UpdateSpec(ctx, r.Client, b); err != nil {
+		if err := r.Client.Update(ctx, b); err != nil {
 			return ctrl.Result{}, fmt.Errorf("add finalizer to binding %s: %w", req, err)
 		}
 	}
@@ -509,7 +508,7 @@ func (r *Reconciler) ensureWork(ctx context.Context, b binding.Object, id string
 	}
 	defer r.Gate.Write()()
 	if exists {
-		if err := reconciler.UpdateSpec(ctx, r.Client, w); err != nil {
+		if err := r.Client.Update(ctx, w); err != nil {
 			return fmt.Errorf("update Work %s/%s: %w", ns, w.Name, err)
 		}
 		return nil

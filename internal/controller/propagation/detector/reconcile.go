@@ -27,7 +27,6 @@ import (
 	"github.com/flotilla-io/flotilla/internal/controllerkit/eventrecord"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/features"
 	"github.com/flotilla-io/flotilla/internal/controllerkit/metrics"
-	"github.com/flotilla-io/flotilla/internal/controllerkit/reconciler"
 	"github.com/flotilla-io/flotilla/internal/core/policymatch"
 	"github.com/flotilla-io/flotilla/internal/interpreter"
 	"github.com/flotilla-io/flotilla/internal/model/binding"
@@ -470,7 +469,7 @@ func (d *Detector) ensureBinding(ctx context.Context, obj *unstructured.Unstruct
 	}
 	done := d.Gate.Write()
 	defer done()
-	if err := reconciler.UpdateSpec(ctx, d.Client, desired); err != nil {
+	if err := d.Client.Update(ctx, desired); err != nil {
 		return fmt.Errorf("update binding %s: %w", desired.GetName(), err)
 	}
 	klog.FromContext(ctx).V(1).Info("Updated binding", "binding", klog.KObj(desired), "templateResourceVersion", binding.Spec(desired).Resource.ResourceVersion)

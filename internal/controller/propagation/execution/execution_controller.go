@@ -526,7 +526,7 @@ func (r *Reconciler) report(ctx context.Context, w *workv1alpha1.Work, statuses 
 		// patch to it, which made status reports its costliest request.
 		// Only this controller writes Work status; a conflict means the
 		// binding controller changed the spec, and the retry reads it.
-		if err := reconciler.UpdateStatus(ctx, r.Client, w); apierrors.IsConflict(err) {
+		if err := r.Client.Status().Update(ctx, w); apierrors.IsConflict(err) {
 			return reconciler.Result(ctrl.Result{}, err)
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err)
@@ -567,7 +567,7 @@ func (r *Reconciler) reportSuspended(ctx context.Context, w *workv1alpha1.Work) 
 	if !changed {
 		return nil
 	}
-	if err := reconciler.UpdateStatus(ctx, r.Client, w); err != nil {
+	if err := r.Client.Status().Update(ctx, w); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("write status of Work %s/%s: %w", w.Namespace, w.Name, err))
 	}
 	if news {

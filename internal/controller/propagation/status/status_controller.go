@@ -212,7 +212,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// stale read must become a retry, not a lost condition; and an
 		// update costs the API server less than a patch of the stored
 		// binding.
-		if err := reconciler.UpdateStatus(ctx, r.Client, b); apierrors.IsConflict(err) {
+		if err := r.Client.Status().Update(ctx, b); apierrors.IsConflict(err) {
 			return reconciler.Result(ctrl.Result{}, err)
 		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("write status of binding %s: %w", req, err)
