@@ -110,9 +110,10 @@ const APIServerGCPercent = 300
 // 10-30 ms longer). Collecting rarely, but never letting the heap pass the
 // soft limit, takes that tail away for a bounded amount of memory. The
 // limit was 1 GiB until 2026-12-07: at 2 GiB the API server's CPU under a
-// burst of 1,000 templates fell by about a fifth (garbage collection was a
-// third of it), and the failover of 1,000 bindings from 5.4 to 4.5-4.7 s,
-// for about 1 GiB more at the peak, which releaseWhenQuiet hands back.
+// burst of 1,000 templates fell by about a sixth (garbage collection was a
+// third of it), and the failover of 1,000 bindings from 5.4-5.7 s to
+// 4.5-5.6 s (bench/results/2026-12-07-failover.md), for about 1 GiB more at
+// the peak, which releaseWhenQuiet hands back once the burst is over.
 const (
 	ControlPlaneGCPercent   = 1000
 	ControlPlaneMemoryLimit = 2 << 30
