@@ -57,15 +57,15 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 	if errs := validation.IsDNS1123Label(o.ClusterName); len(errs) > 0 || len(o.ClusterName) > 48 {
 		return fmt.Errorf("join %s: a cluster name must be a DNS label of at most 48 characters (lower case letters, digits and '-')", o.ClusterName)
 	}
-	if err := checkName(ctx, cp, o); err != nil {
-		return err
-	}
 	if err := reachable(o.Member); err != nil {
 		return fmt.Errorf("join %s: cannot reach the cluster at %s: %w (check --cluster-kubeconfig and --cluster-context)", o.ClusterName, o.Member.Host, err)
 	}
 	id, err := ClusterID(ctx, o.Member)
 	if err != nil {
 		return fmt.Errorf("join %s: read the cluster's kube-system namespace: %w", o.ClusterName, err)
+	}
+	if err := checkName(ctx, cp, o, id); err != nil {
+		return err
 	}
 	if err := checkID(ctx, cp, o.ClusterName, id); err != nil {
 		return err
@@ -137,8 +137,11 @@ func Join(ctx context.Context, cp client.Client, o Options) error {
 }
 
 // checkName refuses a name another cluster already holds: an existing
-// Cluster of that name in Pull mode, or with another API endpoint.
-func checkName(ctx context.Context, cp client.Client, o Options) error {
+// Cluster of that name in Pull mode, or with another API endpoint and not
+// the same cluster. A Cluster whose spec.id is id (the member's kube-system
+// namespace UID, non-empty) is this member at a new address, and joining
+// again moves it there.
+func checkName(ctx context.Context, cp client.Client, o Options, id string) error {
 	existing := &clusterv1alpha1.Cluster{}
 	err := cp.Get(ctx, client.ObjectKey{Name: o.ClusterName}, existing)
 	switch {
@@ -150,7 +153,7 @@ func checkName(ctx context.Context, cp client.Client, o Options) error {
 		return fmt.Errorf("join %s: cluster %s is being unjoined; wait until it is gone", o.ClusterName, o.ClusterName)
 	case existing.Spec.SyncMode == clusterv1alpha1.Pull:
 		return fmt.Errorf("join %s: the name is taken by a Pull-mode cluster (registered with 'flotilla register'); delete that Cluster first or choose another name", o.ClusterName)
-	case existing.Spec.APIEndpoint != "" && existing.Spec.APIEndpoint != o.Member.Host:
+	case existing.Spec.APIEndpoint != "" && existing.Spec.APIEndpoint != o.Member.Host && (id == "" || existing.Spec.ID != id):
 		return fmt.Errorf("join %s: the name is taken by the cluster at %s; unjoin it first or choose another name", o.ClusterName, existing.Spec.APIEndpoint)
 	}
 	return nil
