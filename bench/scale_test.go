@@ -48,6 +48,10 @@ type scaleRow struct {
 	cmRSS              float64
 }
 
+// burstTemplates is how many templates BenchmarkScale's burst sends to
+// every member.
+const burstTemplates = 100
+
 // BenchmarkScale is the fleet-size curve: for each member count of
 // BENCH_SCALE (default 3,10,30,100) it starts a stack of light members
 // (`up --light-members`, Failover on, no-execute eviction) and measures the
@@ -85,9 +89,9 @@ func BenchmarkScale(b *testing.B) {
 	// one more copy is the difference between two member counts.
 	for i := 1; i < len(rows); i++ {
 		p, r := rows[i-1], rows[i]
-		extra := float64(r.members-p.members) * 100
+		extra := float64((r.members - p.members) * burstTemplates)
 		fmt.Printf("control plane's CPU per added copy, %d to %d members: %.2f ms\n", p.members, r.members,
-			(r.cpuPerCopyMs*float64(r.members*100)-p.cpuPerCopyMs*float64(p.members*100))/extra)
+			(r.cpuPerCopyMs*float64(r.members*burstTemplates)-p.cpuPerCopyMs*float64(p.members*burstTemplates))/extra)
 	}
 	if path := os.Getenv("BENCH_SCALE_PLOT"); path != "" && len(rows) > 0 {
 		if err := os.WriteFile(path, scalePlot(rows), 0o644); err != nil {
@@ -122,9 +126,9 @@ func benchScale(b *testing.B, n int) scaleRow {
 	row.p50, row.p99 = pct(one, .5), pct(one, .99)
 	h.stopHops()
 
-	// A burst of 100 templates to every member.
+	// A burst of burstTemplates templates to every member.
 	var names []string
-	for i := range 100 {
+	for i := range burstTemplates {
 		names = append(names, fmt.Sprintf("burst-%04d", i))
 	}
 	rbs := h.watchObjects(restConfig(b, h.kubeconfig, h.context), rbGVR, ns)
@@ -263,8 +267,6 @@ func stackCPU(before, after map[string]time.Duration) time.Duration {
 	return total
 }
 
-// controlPlaneCPU is the CPU the control plane's API server and the
-// controller manager used between two processCPU readings.
 // workStatusWrites is how many Work status writes the control plane's API
 // server has served since it started (writeCounts' "works/status"): a count
 // that costs the API server one metrics page, where watching ten thousand
@@ -277,6 +279,8 @@ func (h *harness) workStatusWrites() int {
 	return int(counts["works/status"])
 }
 
+// controlPlaneCPU is the CPU the control plane's API server and the
+// controller manager used between two processCPU readings.
 func controlPlaneCPU(before, after map[string]time.Duration) time.Duration {
 	var total time.Duration
 	for k, v := range after {
